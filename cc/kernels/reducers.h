@@ -1,0 +1,98 @@
+// The one definition of each reduction, shared by the CPU kernels and the
+// CUDA core. TensorFlow-free: T is any element type the caller instantiates.
+//
+// Every reducer applies one update to one output element: out = op(out, upd).
+// Updates are applied in index order, so these definitions fix the result
+// bit for bit (last write wins for Assign, index-order sums for Add/Sub).
+#ifndef TF_SCATTER_OPS_CC_KERNELS_REDUCERS_H_
+#define TF_SCATTER_OPS_CC_KERNELS_REDUCERS_H_
+
+#include <type_traits>
+#include <utility>
+
+#if defined(__CUDACC__)
+#define TFSO_HD __host__ __device__ __forceinline__
+#else
+#define TFSO_HD inline
+#endif
+
+namespace tf_scatter_ops {
+
+// Signed integer overflow is undefined behaviour in C++; TensorFlow wraps.
+// Doing the arithmetic in the unsigned type gives the same wrapped bits
+// without the undefined behaviour (and keeps UBSan quiet).
+template <typename T>
+struct Wrapping {
+  static constexpr bool value = std::is_integral<T>::value &&
+                                std::is_signed<T>::value &&
+                                !std::is_same<T, bool>::value;
+};
+
+// Strings (tstring) have append() but no operator+=; scatter_nd concatenates.
+template <typename T, typename = void>
+struct HasAppend : std::false_type {};
+template <typename T>
+struct HasAppend<T, std::void_t<decltype(std::declval<T&>().append(
+                        std::declval<const T&>()))>> : std::true_type {};
+
+struct AssignOp {
+  static constexpr const char* kName = "update";
+  template <typename T>
+  static TFSO_HD void Apply(T& out, const T& upd) { out = upd; }
+};
+
+struct AddOp {
+  static constexpr const char* kName = "add";
+  template <typename T>
+  static TFSO_HD void Apply(T& out, const T& upd) {
+    if constexpr (std::is_same<T, bool>::value) {
+      out = out || upd;  // scatter_nd on bool: duplicates OR together
+    } else if constexpr (Wrapping<T>::value) {
+      using U = typename std::make_unsigned<T>::type;
+      out = static_cast<T>(static_cast<U>(out) + static_cast<U>(upd));
+    } else if constexpr (std::is_arithmetic<T>::value) {
+      out = static_cast<T>(out + upd);
+    } else if constexpr (HasAppend<T>::value) {
+      out.append(upd);  // scatter_nd on strings: duplicates concatenate
+    } else {
+      out += upd;  // Eigen half/bfloat16, std::complex
+    }
+  }
+};
+
+struct SubOp {
+  static constexpr const char* kName = "sub";
+  template <typename T>
+  static TFSO_HD void Apply(T& out, const T& upd) {
+    if constexpr (Wrapping<T>::value) {
+      using U = typename std::make_unsigned<T>::type;
+      out = static_cast<T>(static_cast<U>(out) - static_cast<U>(upd));
+    } else if constexpr (std::is_arithmetic<T>::value) {
+      out = static_cast<T>(out - upd);
+    } else {
+      out -= upd;
+    }
+  }
+};
+
+// min/max keep TensorFlow's (and std::min/std::max's) NaN behaviour: a NaN
+// already in the output stays, a NaN update never replaces a number.
+struct MinOp {
+  static constexpr const char* kName = "min";
+  template <typename T>
+  static TFSO_HD void Apply(T& out, const T& upd) {
+    if (upd < out) out = upd;
+  }
+};
+
+struct MaxOp {
+  static constexpr const char* kName = "max";
+  template <typename T>
+  static TFSO_HD void Apply(T& out, const T& upd) {
+    if (out < upd) out = upd;
+  }
+};
+
+}  // namespace tf_scatter_ops
+
+#endif  // TF_SCATTER_OPS_CC_KERNELS_REDUCERS_H_

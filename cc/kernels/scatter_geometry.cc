@@ -1,0 +1,232 @@
+#include "scatter_geometry.h"
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "index_linearize.h"
+#include "tensorflow/core/framework/types.h"
+#include "tensorflow/core/lib/core/threadpool.h"
+
+// Marks the .so with the TensorFlow it was compiled against (the build
+// passes TFSO_TF_VERSION from tf.__version__; pip's headers do not define
+// TF_MAJOR_VERSION). The Python loader reads it from the file before loading.
+#ifndef TFSO_TF_VERSION
+#error "build with -DTFSO_TF_VERSION=<tf.__version__>"
+#endif
+#define TFSO_STR_(x) #x
+#define TFSO_STR(x) TFSO_STR_(x)
+extern "C" __attribute__((used, visibility("default"))) const char
+    tf_scatter_ops_built_against[] =
+        "TF_SCATTER_OPS_BUILT_AGAINST_TF=" TFSO_STR(TFSO_TF_VERSION) ";";
+
+namespace tf_scatter_ops {
+namespace {
+
+using ::absl::InvalidArgumentError;
+using ::absl::StrCat;
+
+std::string Str(const TensorShape& s) { return s.DebugString(); }
+
+// Product of dims [begin, end) of a valid TensorShape (cannot overflow:
+// TensorShape already bounds its element count).
+int64_t DimProduct(const TensorShape& s, int begin, int end) {
+  int64_t p = 1;
+  for (int d = begin; d < end; ++d) p *= s.dim_size(d);
+  return p;
+}
+
+Status CheckIndexDepth(const TensorShape& target, const TensorShape& indices,
+                       const char* what) {
+  if (indices.dims() < 1) {
+    return InvalidArgumentError(
+        StrCat("indices must have rank at least 1 (its last dimension is the "
+               "index depth), got indices shape ",
+               Str(indices)));
+  }
+  const int64_t depth = indices.dim_size(indices.dims() - 1);
+  if (depth > target.dims()) {
+    return InvalidArgumentError(StrCat(
+        "index depth indices.shape[-1] = ", depth, " exceeds the rank ",
+        target.dims(), " of the ", what, " shape ", Str(target),
+        "; indices shape: ", Str(indices)));
+  }
+  return absl::OkStatus();
+}
+
+void Fill(const TensorShape& target, const TensorShape& indices, Geometry* g) {
+  g->depth = static_cast<int>(indices.dim_size(indices.dims() - 1));
+  g->n = DimProduct(indices, 0, indices.dims() - 1);
+  g->nslots = DimProduct(target, 0, g->depth);
+  g->slice = DimProduct(target, g->depth, target.dims());
+}
+
+template <typename Index>
+std::string RowString(const Tensor& indices, int64_t row, int depth) {
+  const Index* p = indices.flat<Index>().data() + row * depth;
+  std::vector<int64_t> v(p, p + depth);
+  return StrCat("[", absl::StrJoin(v, ", "), "]");
+}
+
+template <typename Index>
+Status LinearizeTyped(OpKernelContext* c, const Tensor& indices,
+                      const Geometry& g, const TensorShape& target,
+                      bool ignore, int64_t* slots) {
+  std::vector<int64_t> dims(g.depth), strides(g.depth);
+  int64_t stride = 1;
+  for (int d = g.depth - 1; d >= 0; --d) {
+    dims[d] = target.dim_size(d);
+    strides[d] = stride;
+    stride *= dims[d];
+  }
+  const int64_t bad =
+      Linearize(indices.flat<Index>().data(), g.n, g.depth, dims.data(),
+                strides.data(), slots, CpuParallel(c));
+  if (bad >= 0 && !ignore) {
+    return InvalidArgumentError(
+        StrCat("indices[", bad, "] = ", RowString<Index>(indices, bad, g.depth),
+               " does not index into shape ", Str(target)));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+Status ParseBadIndicesPolicy(OpKernelConstruction* c, bool* ignore) {
+  std::string policy;
+  TF_RETURN_IF_ERROR(c->GetAttr("bad_indices_policy", &policy));
+  if (policy.empty() || policy == "DEFAULT" || policy == "ERROR") {
+    *ignore = false;
+  } else if (policy == "IGNORE") {
+    *ignore = true;
+  } else {
+    return InvalidArgumentError(StrCat(
+        "Unknown bad_indices_policy '", policy,
+        "': expected '', 'DEFAULT', 'ERROR' or 'IGNORE' (upper case)"));
+  }
+  return absl::OkStatus();
+}
+
+Status ScatterGeometry(const TensorShape& output, const TensorShape& indices,
+                       const TensorShape& updates, Geometry* g) {
+  TF_RETURN_IF_ERROR(CheckIndexDepth(output, indices, "output"));
+  if (updates.dims() < 1) {
+    return InvalidArgumentError(StrCat(
+        "updates must have rank at least 1, got updates shape ", Str(updates),
+        "; indices shape: ", Str(indices)));
+  }
+  const int outer = indices.dims() - 1;
+  const int depth = static_cast<int>(indices.dim_size(outer));
+  bool outer_ok = updates.dims() >= outer;
+  for (int d = 0; outer_ok && d < outer; ++d) {
+    outer_ok = indices.dim_size(d) == updates.dim_size(d);
+  }
+  if (!outer_ok) {
+    return InvalidArgumentError(StrCat(
+        "Outer dimensions of indices and updates must match: updates.shape[:",
+        outer, "] must equal indices.shape[:-1]. Indices shape: ",
+        Str(indices), ", updates shape: ", Str(updates)));
+  }
+  bool inner_ok = updates.dims() - outer == output.dims() - depth;
+  for (int d = 0; inner_ok && d < output.dims() - depth; ++d) {
+    inner_ok = updates.dim_size(outer + d) == output.dim_size(depth + d);
+  }
+  if (!inner_ok) {
+    return InvalidArgumentError(StrCat(
+        "Inner dimensions of updates must match the output shape after the "
+        "index depth: updates.shape[",
+        outer, ":] must equal shape[", depth, ":]. Output shape: ",
+        Str(output), ", updates shape: ", Str(updates),
+        ", indices shape: ", Str(indices)));
+  }
+  if (output.num_elements() == 0 && indices.num_elements() > 0) {
+    return InvalidArgumentError(StrCat(
+        "Indices and updates specified for empty output shape ", Str(output),
+        "; indices shape: ", Str(indices), ", updates shape: ", Str(updates)));
+  }
+  Fill(output, indices, g);
+  return absl::OkStatus();
+}
+
+Status GatherGeometry(const TensorShape& params, const TensorShape& indices,
+                      Geometry* g, TensorShape* output) {
+  TF_RETURN_IF_ERROR(CheckIndexDepth(params, indices, "params"));
+  Fill(params, indices, g);
+  *output = TensorShape();
+  for (int d = 0; d < indices.dims() - 1; ++d) {
+    TF_RETURN_IF_ERROR(output->AddDimWithStatus(indices.dim_size(d)));
+  }
+  for (int d = g->depth; d < params.dims(); ++d) {
+    TF_RETURN_IF_ERROR(output->AddDimWithStatus(params.dim_size(d)));
+  }
+  return absl::OkStatus();
+}
+
+Status ShapeFromTensor(const Tensor& shape, TensorShape* output) {
+  if (shape.dims() != 1) {
+    return InvalidArgumentError(StrCat(
+        "shape must be a vector (1-D), got a tensor of shape ",
+        Str(shape.shape())));
+  }
+  std::vector<int64_t> dims(shape.NumElements());
+  for (int64_t d = 0; d < shape.NumElements(); ++d) {
+    switch (shape.dtype()) {
+      case ::tensorflow::DT_INT16: dims[d] = shape.flat<int16_t>()(d); break;
+      case ::tensorflow::DT_INT32: dims[d] = shape.flat<int32_t>()(d); break;
+      case ::tensorflow::DT_INT64: dims[d] = shape.flat<int64_t>()(d); break;
+      default:
+        return InvalidArgumentError("shape must be int16, int32 or int64");
+    }
+  }
+  const std::string text = StrCat("[", absl::StrJoin(dims, ", "), "]");
+  int64_t elements = 1;
+  for (int64_t v : dims) {
+    if (v < 0) {
+      return InvalidArgumentError(
+          StrCat("shape ", text, " has a negative dimension ", v));
+    }
+    if (v != 0 && elements > INT64_MAX / v) {
+      return InvalidArgumentError(StrCat(
+          "shape ", text, " has too many elements (the product overflows int64)"));
+    }
+    elements *= v;
+  }
+  Status s = TensorShape::BuildTensorShape(dims, output);
+  if (!s.ok()) {
+    return InvalidArgumentError(StrCat("shape ", text, " is not a valid tensor shape: ", s.message()));
+  }
+  return absl::OkStatus();
+}
+
+Status LinearizeIndices(OpKernelContext* c, const Tensor& indices,
+                        const Geometry& g, const TensorShape& target,
+                        bool ignore, Tensor* slots) {
+  TF_RETURN_IF_ERROR(
+      c->allocate_temp(::tensorflow::DT_INT64, TensorShape({g.n}), slots));
+  int64_t* out = slots->flat<int64_t>().data();
+  switch (indices.dtype()) {
+    case ::tensorflow::DT_INT16:
+      return LinearizeTyped<int16_t>(c, indices, g, target, ignore, out);
+    case ::tensorflow::DT_INT32:
+      return LinearizeTyped<int32_t>(c, indices, g, target, ignore, out);
+    case ::tensorflow::DT_INT64:
+      return LinearizeTyped<int64_t>(c, indices, g, target, ignore, out);
+    default:
+      return InvalidArgumentError(
+          StrCat("indices must be int16, int32 or int64, got ",
+                 ::tensorflow::DataTypeString(indices.dtype())));
+  }
+}
+
+Parallel CpuParallel(OpKernelContext* c) {
+  Parallel p;
+  auto* pool = c->device()->tensorflow_cpu_worker_threads()->workers;
+  p.threads = pool->NumThreads();
+  p.run = [pool](int64_t total, int64_t cost, const Parallel::Body& body) {
+    pool->ParallelFor(total, cost, body);
+  };
+  return p;
+}
+
+}  // namespace tf_scatter_ops

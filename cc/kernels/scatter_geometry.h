@@ -1,0 +1,57 @@
+// TensorFlow glue shared by every kernel of the family: the policy attr,
+// shape validation into canonical form, index linearisation with the
+// "first bad row" error, and the intra-op thread pool as a Parallel.
+// Compiled once (scatter_geometry.cc), not per dtype.
+#ifndef TF_SCATTER_OPS_CC_KERNELS_SCATTER_GEOMETRY_H_
+#define TF_SCATTER_OPS_CC_KERNELS_SCATTER_GEOMETRY_H_
+
+#include <cstdint>
+
+#include "parallel.h"
+#include "tensorflow/core/framework/op_kernel.h"
+#include "tensorflow/core/framework/tensor.h"
+#include "tensorflow/core/framework/tensor_shape.h"
+
+namespace tf_scatter_ops {
+
+using ::tensorflow::OpKernelConstruction;
+using ::tensorflow::OpKernelContext;
+using ::tensorflow::Tensor;
+using ::tensorflow::TensorShape;
+using Status = ::absl::Status;
+
+// The canonical form of one call: indices [n, depth] into the first `depth`
+// dims of a target [nslots, slice].
+struct Geometry {
+  int64_t n = 0;
+  int depth = 0;
+  int64_t slice = 1;
+  int64_t nslots = 1;
+};
+
+// bad_indices_policy: "", "DEFAULT", "ERROR" raise; "IGNORE" drops rows.
+Status ParseBadIndicesPolicy(OpKernelConstruction* c, bool* ignore);
+
+// Checks indices/updates against the output shape of a scatter.
+Status ScatterGeometry(const TensorShape& output, const TensorShape& indices,
+                       const TensorShape& updates, Geometry* g);
+
+// Checks indices against params of a gather; sets the output shape.
+Status GatherGeometry(const TensorShape& params, const TensorShape& indices,
+                      Geometry* g, TensorShape* output);
+
+// scatter_nd's `shape` input -> an output shape (vector, non-negative, fits).
+Status ShapeFromTensor(const Tensor& shape, TensorShape* output);
+
+// Flat slot per index row into `slots` (a new int64 temp of n elements);
+// rows outside `target` are -1 with `ignore`, else the first one is an error.
+Status LinearizeIndices(OpKernelContext* c, const Tensor& indices,
+                        const Geometry& g, const TensorShape& target,
+                        bool ignore, Tensor* slots);
+
+// The op's intra-op thread pool.
+Parallel CpuParallel(OpKernelContext* c);
+
+}  // namespace tf_scatter_ops
+
+#endif  // TF_SCATTER_OPS_CC_KERNELS_SCATTER_GEOMETRY_H_

@@ -1,0 +1,172 @@
+// Op registrations of the family, with TensorFlow's input and attr names and
+// a TfScatter> prefix, and the static shape checks they share.
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "tensorflow/core/framework/op.h"
+#include "tensorflow/core/framework/shape_inference.h"
+
+namespace tf_scatter_ops {
+namespace {
+
+using ::absl::InvalidArgumentError;
+using ::absl::StrCat;
+using ::tensorflow::shape_inference::DimensionHandle;
+using ::tensorflow::shape_inference::InferenceContext;
+using ::tensorflow::shape_inference::ShapeHandle;
+using Status = ::absl::Status;
+
+#define TFSO_ALL_TYPES                                                       \
+  "{bfloat16, half, float, double, complex64, complex128, int8, int16, "     \
+  "int32, int64, uint8, uint16, uint32, uint64, bool, string}"
+#define TFSO_ADD_TYPES                                                       \
+  "{bfloat16, half, float, double, complex64, complex128, int8, int16, "     \
+  "int32, int64, uint8, uint16, uint32, uint64}"
+#define TFSO_MINMAX_TYPES                                                    \
+  "{bfloat16, half, float, double, int8, int16, int32, int64, uint8, "       \
+  "uint16, uint32, uint64}"
+#define TFSO_INDEX_TYPES "{int16, int32, int64}"
+
+// The static part of the run-time checks in scatter_geometry.cc: whatever is
+// known at trace time is checked there, with the same wording.
+Status CheckIndices(InferenceContext* c, ShapeHandle target,
+                    ShapeHandle indices, const char* what) {
+  if (!c->RankKnown(indices)) return absl::OkStatus();
+  if (c->Rank(indices) < 1) {
+    return InvalidArgumentError(StrCat(
+        "indices must have rank at least 1 (its last dimension is the index "
+        "depth), got indices shape ",
+        c->DebugString(indices)));
+  }
+  DimensionHandle depth = c->Dim(indices, -1);
+  if (c->ValueKnown(depth) && c->RankKnown(target) &&
+      c->Value(depth) > c->Rank(target)) {
+    return InvalidArgumentError(StrCat(
+        "index depth indices.shape[-1] = ", c->Value(depth),
+        " exceeds the rank ", c->Rank(target), " of the ", what, " shape ",
+        c->DebugString(target), "; indices shape: ", c->DebugString(indices)));
+  }
+  return absl::OkStatus();
+}
+
+bool Conflict(InferenceContext* c, DimensionHandle a, DimensionHandle b) {
+  return c->ValueKnown(a) && c->ValueKnown(b) && c->Value(a) != c->Value(b);
+}
+
+Status CheckScatter(InferenceContext* c, ShapeHandle output,
+                    ShapeHandle indices, ShapeHandle updates) {
+  TF_RETURN_IF_ERROR(CheckIndices(c, output, indices, "output"));
+  if (c->RankKnown(updates) && c->Rank(updates) < 1) {
+    return InvalidArgumentError(StrCat(
+        "updates must have rank at least 1, got updates shape ",
+        c->DebugString(updates), "; indices shape: ", c->DebugString(indices)));
+  }
+  if (!c->RankKnown(indices) || !c->RankKnown(updates)) return absl::OkStatus();
+  const int outer = c->Rank(indices) - 1;
+  bool outer_ok = c->Rank(updates) >= outer;
+  for (int d = 0; outer_ok && d < outer; ++d) {
+    outer_ok = !Conflict(c, c->Dim(indices, d), c->Dim(updates, d));
+  }
+  if (!outer_ok) {
+    return InvalidArgumentError(StrCat(
+        "Outer dimensions of indices and updates must match: updates.shape[:",
+        outer, "] must equal indices.shape[:-1]. Indices shape: ",
+        c->DebugString(indices), ", updates shape: ", c->DebugString(updates)));
+  }
+  DimensionHandle depth_dim = c->Dim(indices, -1);
+  if (!c->ValueKnown(depth_dim) || !c->RankKnown(output)) {
+    return absl::OkStatus();
+  }
+  const int depth = static_cast<int>(c->Value(depth_dim));
+  const int inner = c->Rank(output) - depth;
+  bool inner_ok = c->Rank(updates) - outer == inner;
+  for (int d = 0; inner_ok && d < inner; ++d) {
+    inner_ok = !Conflict(c, c->Dim(updates, outer + d), c->Dim(output, depth + d));
+  }
+  if (!inner_ok) {
+    return InvalidArgumentError(StrCat(
+        "Inner dimensions of updates must match the output shape after the "
+        "index depth: updates.shape[",
+        outer, ":] must equal shape[", depth, ":]. Output shape: ",
+        c->DebugString(output), ", updates shape: ", c->DebugString(updates),
+        ", indices shape: ", c->DebugString(indices)));
+  }
+  return absl::OkStatus();
+}
+
+Status TensorScatterShape(InferenceContext* c) {
+  TF_RETURN_IF_ERROR(CheckScatter(c, c->input(0), c->input(1), c->input(2)));
+  c->set_output(0, c->input(0));
+  return absl::OkStatus();
+}
+
+Status ScatterNdShape(InferenceContext* c) {
+  ShapeHandle shape_vec = c->input(2);
+  if (c->RankKnown(shape_vec) && c->Rank(shape_vec) != 1) {
+    return InvalidArgumentError(StrCat(
+        "shape must be a vector (1-D), got a tensor of shape ",
+        c->DebugString(shape_vec)));
+  }
+  ShapeHandle output;
+  TF_RETURN_IF_ERROR(c->MakeShapeFromShapeTensor(2, &output));
+  TF_RETURN_IF_ERROR(CheckScatter(c, output, c->input(0), c->input(1)));
+  c->set_output(0, output);
+  return absl::OkStatus();
+}
+
+Status GatherNdShape(InferenceContext* c) {
+  ShapeHandle params = c->input(0);
+  ShapeHandle indices = c->input(1);
+  TF_RETURN_IF_ERROR(CheckIndices(c, params, indices, "params"));
+  if (!c->RankKnown(indices) || !c->ValueKnown(c->Dim(indices, -1)) ||
+      !c->RankKnown(params)) {
+    c->set_output(0, c->UnknownShape());
+    return absl::OkStatus();
+  }
+  ShapeHandle outer, inner, output;
+  TF_RETURN_IF_ERROR(c->Subshape(indices, 0, -1, &outer));
+  TF_RETURN_IF_ERROR(c->Subshape(params, c->Value(c->Dim(indices, -1)), &inner));
+  TF_RETURN_IF_ERROR(c->Concatenate(outer, inner, &output));
+  c->set_output(0, output);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+REGISTER_OP("TfScatter>ScatterNd")
+    .Input("indices: Tindices")
+    .Input("updates: T")
+    .Input("shape: Tindices")
+    .Output("output: T")
+    .Attr("T: " TFSO_ALL_TYPES)
+    .Attr("Tindices: " TFSO_INDEX_TYPES)
+    .Attr("bad_indices_policy: string = ''")
+    .SetShapeFn(ScatterNdShape);
+
+#define TFSO_TENSOR_SCATTER_OP(NAME, TYPES) \
+  REGISTER_OP("TfScatter>" NAME)            \
+      .Input("tensor: T")                   \
+      .Input("indices: Tindices")           \
+      .Input("updates: T")                  \
+      .Output("output: T")                  \
+      .Attr("T: " TYPES)                    \
+      .Attr("Tindices: " TFSO_INDEX_TYPES)  \
+      .Attr("bad_indices_policy: string = ''") \
+      .SetShapeFn(TensorScatterShape)
+
+TFSO_TENSOR_SCATTER_OP("TensorScatterUpdate", TFSO_ALL_TYPES);
+TFSO_TENSOR_SCATTER_OP("TensorScatterAdd", TFSO_ADD_TYPES);
+TFSO_TENSOR_SCATTER_OP("TensorScatterSub", TFSO_ADD_TYPES);
+TFSO_TENSOR_SCATTER_OP("TensorScatterMin", TFSO_MINMAX_TYPES);
+TFSO_TENSOR_SCATTER_OP("TensorScatterMax", TFSO_MINMAX_TYPES);
+
+REGISTER_OP("TfScatter>GatherNd")
+    .Input("params: Tparams")
+    .Input("indices: Tindices")
+    .Output("output: Tparams")
+    .Attr("Tparams: " TFSO_ALL_TYPES)
+    .Attr("Tindices: " TFSO_INDEX_TYPES)
+    .Attr("bad_indices_policy: string = ''")
+    .SetShapeFn(GatherNdShape);
+
+}  // namespace tf_scatter_ops
