@@ -44,7 +44,7 @@ $(SO): $(OBJS)
 
 demo: $(VENV)/.installed
 	$(MAKE) -j$(JOBS) $(SO)
-	$(PY) -m tf_scatter_ops.demo
+	TF_CPP_MIN_LOG_LEVEL=3 $(PY) -m tf_scatter_ops.demo
 
 test: $(VENV)/.installed
 	$(MAKE) -j$(JOBS) $(SO)

@@ -1,0 +1,135 @@
+"""A NumPy reference for the family, written independently of the C++ core:
+a plain loop over index rows in index order, in canonical [slots, slice] form."""
+
+import numpy as np
+import tensorflow as tf
+
+INT_INFO = {}
+
+
+class BadIndex(Exception):
+    def __init__(self, row, index):
+        super().__init__(f"indices[{row}] = {index}")
+        self.row, self.index = row, index
+
+
+def np_dtype(dtype):
+    return object if dtype == tf.string else dtype.as_numpy_dtype
+
+
+def zeros(shape, dtype):
+    if dtype == tf.string:
+        return np.full(shape, b"", dtype=object)
+    return np.zeros(shape, dtype=np_dtype(dtype))
+
+
+def _rows(indices, shape):
+    """Yields (row number, flat slot or None when out of bounds)."""
+    depth = indices.shape[-1]
+    rows = indices.reshape(int(np.prod(indices.shape[:-1])), depth).astype(np.int64)
+    dims = shape[:depth]
+    for i, row in enumerate(rows):
+        if any(v < 0 or v >= d for v, d in zip(row, dims)):
+            yield i, None, row
+            continue
+        slot = 0
+        for v, d in zip(row, dims):
+            slot = slot * d + int(v)
+        yield i, slot, row
+
+
+def _combine(op, dtype, out, upd):
+    if op == "update":
+        return upd
+    if op in ("add", "scatter_nd"):
+        if dtype == tf.bool:
+            return np.logical_or(out, upd)
+        return out + upd  # object arrays of bytes concatenate
+    if op == "sub":
+        return out - upd
+    if op == "min":
+        return np.where(upd < out, upd, out)
+    if op == "max":
+        return np.where(out < upd, upd, out)
+    raise ValueError(op)
+
+
+def scatter(op, tensor, indices, updates, dtype, ignore=False):
+    """op in update/add/sub/min/max (tensor given) or scatter_nd (tensor = zeros)."""
+    shape = tensor.shape
+    depth = indices.shape[-1]
+    slice_len = int(np.prod(shape[depth:], dtype=np.int64))
+    out = tensor.copy().reshape(int(np.prod(shape[:depth], dtype=np.int64)), slice_len)
+    upd = updates.reshape(int(np.prod(updates.shape[:indices.ndim - 1])), slice_len)
+    with np.errstate(over="ignore"):
+        for i, slot, row in _rows(indices, shape):
+            if slot is None:
+                if ignore:
+                    continue
+                raise BadIndex(i, row)
+            out[slot:slot + 1] = _combine(op, dtype, out[slot:slot + 1], upd[i:i + 1])
+    return out.reshape(shape)
+
+
+def gather(params, indices, dtype, ignore=False):
+    shape = params.shape
+    depth = indices.shape[-1]
+    flat = params.reshape(int(np.prod(shape[:depth], dtype=np.int64)),
+                          int(np.prod(shape[depth:], dtype=np.int64)))
+    rows = []
+    for i, slot, row in _rows(indices, shape):
+        if slot is None:
+            if not ignore:
+                raise BadIndex(i, row)
+            rows.append(zeros(flat.shape[1:], dtype))
+        else:
+            rows.append(flat[slot])
+    out_shape = indices.shape[:-1] + shape[depth:]
+    if not rows:
+        return zeros(out_shape, dtype)
+    return np.stack(rows).reshape(out_shape)
+
+
+def random_values(rng, dtype, shape):
+    shape = tuple(shape)
+    if dtype == tf.bool:
+        return rng.random(shape) < 0.5
+    if dtype == tf.string:
+        words = [f"s{v}".encode() for v in rng.integers(0, 1000, size=int(np.prod(shape)))]
+        return np.array(words, dtype=object).reshape(shape)
+    if dtype.is_complex:
+        return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(
+            dtype.as_numpy_dtype)
+    if dtype.is_floating:
+        return rng.standard_normal(shape).astype(dtype.as_numpy_dtype)
+    info = np.iinfo(dtype.as_numpy_dtype)
+    return rng.integers(info.min, info.max, size=shape, endpoint=True,
+                        dtype=dtype.as_numpy_dtype)
+
+
+def random_indices(rng, shape, depth, outer, index_dtype, bad=0):
+    """Valid random indices (with duplicates), `bad` rows made out of bounds."""
+    n = int(np.prod(outer))
+    cols = [rng.integers(0, max(d, 1), size=n) for d in shape[:depth]]
+    idx = np.stack(cols, axis=-1) if depth else np.zeros((n, 0), np.int64)
+    for k in rng.choice(n, size=min(bad, n), replace=False) if bad and depth else []:
+        d = rng.integers(0, depth)
+        idx[k, d] = shape[d] + rng.integers(0, 3) if rng.random() < 0.5 else -1 - rng.integers(0, 3)
+    return idx.reshape(tuple(outer) + (depth,)).astype(index_dtype.as_numpy_dtype)
+
+
+def assert_same(actual, expected):
+    """Bitwise equality (NaN-safe, exact for floats), shapes included."""
+    actual = actual.numpy() if hasattr(actual, "numpy") else actual
+    actual = np.asarray(actual, dtype=object if isinstance(actual, bytes) else None)
+    expected = np.asarray(expected)
+    assert actual.shape == expected.shape, (actual.shape, expected.shape)
+    if actual.dtype == object or expected.dtype == object:
+        assert actual.tolist() == expected.tolist()
+        return
+    assert actual.dtype == expected.dtype, (actual.dtype, expected.dtype)
+    a = np.ascontiguousarray(actual).view(np.uint8)
+    e = np.ascontiguousarray(expected).view(np.uint8)
+    if not np.array_equal(a, e):
+        diff = np.argwhere(actual != expected)[:5]
+        raise AssertionError(f"results differ at {diff.tolist()}:\n{actual}\nvs\n{expected}")

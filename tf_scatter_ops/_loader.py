@@ -1,0 +1,64 @@
+"""Finds and loads the compiled ops library on first use.
+
+The library only works inside the TensorFlow it was compiled against, so
+before loading it we read the version the build stamped into the file and
+compare it with the running TensorFlow.
+"""
+
+import os
+import re
+import threading
+
+import tensorflow as tf
+
+LIBRARY_NAME = "_tf_scatter_ops.so"
+_MARKER = re.compile(rb"TF_SCATTER_OPS_BUILT_AGAINST_TF=([^;\x00]+);")
+
+_lock = threading.Lock()
+_library = None
+
+
+class TensorFlowVersionMismatchError(ImportError):
+    """The ops library was built against another TensorFlow version."""
+
+
+def library_path():
+    return os.path.join(os.path.dirname(os.path.abspath(__file__)), LIBRARY_NAME)
+
+
+def built_against(path=None):
+    """The TensorFlow version stamped into the library at build time, or None."""
+    with open(path or library_path(), "rb") as f:
+        match = _MARKER.search(f.read())
+    return match.group(1).decode() if match else None
+
+
+def check_version(built, running=None):
+    """Raises TensorFlowVersionMismatchError unless `built` is the running TF."""
+    running = running or tf.__version__
+    if built is not None and built != running:
+        raise TensorFlowVersionMismatchError(
+            f"tf_scatter_ops was built against TensorFlow {built}, but "
+            f"TensorFlow {running} is running; a custom-op library only loads "
+            "into the TensorFlow it was compiled against. Rebuild it against "
+            "this TensorFlow: `make clean && make` in a clone, or "
+            "`pip install --no-cache-dir --force-reinstall .`"
+        )
+
+
+def load():
+    """Returns the loaded ops module, loading the library on first call."""
+    global _library
+    if _library is not None:
+        return _library
+    with _lock:
+        if _library is None:
+            path = library_path()
+            if not os.path.exists(path):
+                raise ImportError(
+                    f"tf_scatter_ops: the compiled ops library {path} is missing; "
+                    "build it with `make` (or install the package with pip)"
+                )
+            check_version(built_against(path))
+            _library = tf.load_op_library(path)
+    return _library

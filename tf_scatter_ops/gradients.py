@@ -1,0 +1,91 @@
+"""Gradients of the TfScatter> ops, built from our own ops so that they are
+differentiable again (second order) and honour the forward op's
+bad_indices_policy (rows dropped by IGNORE get zero gradient).
+
+TensorFlow's formulas, except for `update` with duplicate indices: only the
+update that won (the last one in index order) gets gradient.
+"""
+
+import tensorflow as tf
+
+from tf_scatter_ops import ops
+
+
+def _policy(op):
+    return ops.check_policy(op.get_attr("bad_indices_policy"))
+
+
+def _gather(grad, indices, policy):
+    return ops._raw_gather_nd(grad, indices, policy)
+
+
+@tf.RegisterGradient("TfScatter>ScatterNd")
+def _scatter_nd_grad(op, grad):
+    return [None, _gather(grad, op.inputs[0], _policy(op)), None]
+
+
+@tf.RegisterGradient("TfScatter>TensorScatterAdd")
+def _add_grad(op, grad):
+    return [grad, None, _gather(grad, op.inputs[1], _policy(op))]
+
+
+@tf.RegisterGradient("TfScatter>TensorScatterSub")
+def _sub_grad(op, grad):
+    return [grad, None, -_gather(grad, op.inputs[1], _policy(op))]
+
+
+def winning_rows(tensor_shape, indices, policy):
+    """Bool [indices.shape[:-1]]: True for the row whose update survives at its
+    destination (the last one in index order), False for overwritten
+    duplicates and rows dropped by IGNORE."""
+    depth = tf.shape(indices)[-1]
+    outer = tf.shape(indices)[:-1]
+    ids = tf.reshape(tf.range(1, tf.reduce_prod(outer) + 1, dtype=tf.int64), outer)
+    slots = tf.zeros(tensor_shape[:depth], tf.int64)
+    winners = ops.tensor_scatter_nd_update(slots, indices, ids, policy)
+    return tf.equal(_gather(winners, indices, policy), ids)
+
+
+def _broadcast_rows(mask, updates):
+    """Reshapes a per-row mask so it broadcasts against `updates`."""
+    slice_rank = tf.rank(updates) - tf.rank(mask)
+    shape = tf.concat([tf.shape(mask), tf.ones([slice_rank], tf.int32)], 0)
+    return tf.reshape(mask, shape)
+
+
+@tf.RegisterGradient("TfScatter>TensorScatterUpdate")
+def _update_grad(op, grad):
+    tensor, indices, updates = op.inputs
+    policy = _policy(op)
+    tensor_grad = ops.tensor_scatter_nd_update(
+        grad, indices, tf.zeros_like(updates), policy)
+    wins = _broadcast_rows(winning_rows(tf.shape(tensor), indices, policy), updates)
+    gathered = _gather(grad, indices, policy)
+    return [tensor_grad, None, tf.where(wins, gathered, tf.zeros_like(gathered))]
+
+
+def _min_max_grad(op, grad):
+    """Ties (the tensor's value and any updates equal to the result) share
+    the gradient equally, as in TensorFlow, PyTorch and JAX."""
+    tensor, indices, updates = op.inputs
+    out = op.outputs[0]
+    policy = _policy(op)
+    tensor_ind = tf.cast(tf.equal(tensor, out), grad.dtype)
+    update_ind = tf.cast(tf.equal(updates, _gather(out, indices, policy)), grad.dtype)
+    shape = tf.shape(tensor, out_type=tf.int64)
+    indicators = tensor_ind + ops.scatter_nd(
+        tf.cast(indices, tf.int64), update_ind, shape, policy)
+    share = grad / indicators
+    return [share * tensor_ind, None, _gather(share, indices, policy) * update_ind]
+
+
+tf.RegisterGradient("TfScatter>TensorScatterMin")(_min_max_grad)
+tf.RegisterGradient("TfScatter>TensorScatterMax")(_min_max_grad)
+
+
+@tf.RegisterGradient("TfScatter>GatherNd")
+def _gather_nd_grad(op, grad):
+    params, indices = op.inputs
+    shape = tf.shape(params, out_type=tf.int64)
+    return [ops.scatter_nd(tf.cast(indices, tf.int64), grad, shape, _policy(op)),
+            None]

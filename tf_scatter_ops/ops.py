@@ -1,0 +1,199 @@
+"""Python wrappers with TensorFlow's names and positional order.
+
+Semantics (all ops, every device we register):
+
+* indices ``[..., depth]`` address the first ``depth`` dimensions of the
+  output; ``depth`` may be anything from 0 (whole-tensor slices) to the rank.
+* Duplicates: ``update`` keeps the last update in index order; ``add``,
+  ``sub`` and ``scatter_nd`` accumulate in index order (so float results are
+  bitwise equal to TensorFlow's CPU kernel); ``scatter_nd`` concatenates
+  strings and ORs bools; ``min``/``max`` include the tensor's own values.
+* ``bad_indices_policy``: ``""``, ``"DEFAULT"`` or ``"ERROR"`` raise
+  ``InvalidArgumentError`` naming the first bad row (TensorFlow names the
+  last one); ``"IGNORE"`` drops bad rows (``gather_nd``: zeros for them).
+  Negative indices are out of bounds. Anything else is an
+  ``InvalidArgumentError``.
+"""
+
+import tensorflow as tf
+
+from tf_scatter_ops import _loader
+
+POLICIES = ("", "DEFAULT", "ERROR", "IGNORE")
+INDEX_DTYPES = (tf.int16, tf.int32, tf.int64)
+
+_ADD_DTYPES = (
+    tf.bfloat16, tf.float16, tf.float32, tf.float64, tf.complex64,
+    tf.complex128, tf.int8, tf.int16, tf.int32, tf.int64, tf.uint8,
+    tf.uint16, tf.uint32, tf.uint64,
+)
+# Value dtypes per op, as registered in cc/ops/scatter_ops.cc.
+ALL_DTYPES = _ADD_DTYPES + (tf.bool, tf.string)
+MINMAX_DTYPES = tuple(d for d in _ADD_DTYPES if not d.is_complex)
+DTYPES = {
+    "scatter_nd": ALL_DTYPES,
+    "tensor_scatter_nd_update": ALL_DTYPES,
+    "tensor_scatter_nd_add": _ADD_DTYPES,
+    "tensor_scatter_nd_sub": _ADD_DTYPES,
+    "tensor_scatter_nd_min": MINMAX_DTYPES,
+    "tensor_scatter_nd_max": MINMAX_DTYPES,
+    "gather_nd": ALL_DTYPES,
+}
+
+
+def check_policy(bad_indices_policy):
+    """Returns the policy as a str, or raises InvalidArgumentError."""
+    if isinstance(bad_indices_policy, bytes):
+        bad_indices_policy = bad_indices_policy.decode()
+    if bad_indices_policy not in POLICIES:
+        raise tf.errors.InvalidArgumentError(
+            None, None,
+            f"Unknown bad_indices_policy {bad_indices_policy!r}: expected '', "
+            "'DEFAULT', 'ERROR' or 'IGNORE' (upper case)")
+    return bad_indices_policy
+
+
+def _indices(indices):
+    indices = tf.convert_to_tensor(indices, dtype_hint=tf.int32, name="indices")
+    if indices.dtype not in INDEX_DTYPES:
+        raise ValueError(
+            f"indices must be int16, int32 or int64, got {indices.dtype.name}")
+    return indices
+
+
+def _check_dtype(op, dtype):
+    if dtype not in DTYPES[op]:
+        names = ", ".join(d.name for d in DTYPES[op])
+        raise ValueError(
+            f"{op} does not support dtype {dtype.name}; supported: {names}")
+
+
+def _tensor_scatter(op, raw, tensor, indices, updates, bad_indices_policy, name):
+    policy = check_policy(bad_indices_policy)
+    with tf.name_scope(name or op):
+        tensor = tf.convert_to_tensor(tensor, name="tensor")
+        _check_dtype(op, tensor.dtype)
+        indices = _indices(indices)
+        updates = tf.convert_to_tensor(updates, dtype=tensor.dtype, name="updates")
+        return raw(tensor=tensor, indices=indices, updates=updates,
+                   bad_indices_policy=policy)
+
+
+def scatter_nd(indices, updates, shape, bad_indices_policy="", name=None):
+    """Scatters `updates` into a new zero tensor of `shape` at `indices`.
+
+    Like `tf.scatter_nd`: duplicates accumulate in index order (strings
+    concatenate, bools OR). Index depth may be 0..rank; indices may be int16,
+    int32 or int64, and `shape` is cast to the wider of its and the indices'
+    dtype instead of failing on a mismatch.
+    """
+    policy = check_policy(bad_indices_policy)
+    with tf.name_scope(name or "scatter_nd"):
+        indices = _indices(indices)
+        updates = tf.convert_to_tensor(updates, name="updates")
+        _check_dtype("scatter_nd", updates.dtype)
+        shape = tf.convert_to_tensor(shape, dtype_hint=indices.dtype, name="shape")
+        if shape.dtype not in INDEX_DTYPES:
+            raise ValueError(
+                f"shape must be int16, int32 or int64, got {shape.dtype.name}")
+        if shape.dtype != indices.dtype:
+            wide = max(shape.dtype, indices.dtype, key=lambda d: d.size)
+            shape, indices = tf.cast(shape, wide), tf.cast(indices, wide)
+        return _loader.load().tf_scatter_scatter_nd(
+            indices=indices, updates=updates, shape=shape,
+            bad_indices_policy=policy)
+
+
+def tensor_scatter_nd_update(tensor, indices, updates, bad_indices_policy="",
+                             name=None):
+    """Copy of `tensor` with `updates` written at `indices`; the last duplicate
+    in index order wins (on every device). The gradient goes to the winning
+    update only (TensorFlow gives it to every duplicate)."""
+    return _tensor_scatter("tensor_scatter_nd_update",
+                           _loader.load().tf_scatter_tensor_scatter_update,
+                           tensor, indices, updates, bad_indices_policy, name)
+
+
+def tensor_scatter_nd_add(tensor, indices, updates, bad_indices_policy="",
+                          name=None):
+    """Copy of `tensor` with `updates` added at `indices`, in index order."""
+    return _tensor_scatter("tensor_scatter_nd_add",
+                           _loader.load().tf_scatter_tensor_scatter_add,
+                           tensor, indices, updates, bad_indices_policy, name)
+
+
+def tensor_scatter_nd_sub(tensor, indices, updates, bad_indices_policy="",
+                          name=None):
+    """Copy of `tensor` with `updates` subtracted at `indices`, in index order."""
+    return _tensor_scatter("tensor_scatter_nd_sub",
+                           _loader.load().tf_scatter_tensor_scatter_sub,
+                           tensor, indices, updates, bad_indices_policy, name)
+
+
+def tensor_scatter_nd_min(tensor, indices, updates, bad_indices_policy="",
+                          name=None):
+    """Elementwise minimum of `tensor` and the updates at `indices`."""
+    return _tensor_scatter("tensor_scatter_nd_min",
+                           _loader.load().tf_scatter_tensor_scatter_min,
+                           tensor, indices, updates, bad_indices_policy, name)
+
+
+def tensor_scatter_nd_max(tensor, indices, updates, bad_indices_policy="",
+                          name=None):
+    """Elementwise maximum of `tensor` and the updates at `indices`."""
+    return _tensor_scatter("tensor_scatter_nd_max",
+                           _loader.load().tf_scatter_tensor_scatter_max,
+                           tensor, indices, updates, bad_indices_policy, name)
+
+
+def _raw_gather_nd(params, indices, policy):
+    return _loader.load().tf_scatter_gather_nd(
+        params=params, indices=indices, bad_indices_policy=policy)
+
+
+def _batch_indices(params, indices, batch_dims):
+    """Prepends each row's batch coordinates, as TensorFlow's batch_gather_nd
+    does, so a batched gather becomes a plain one."""
+    if indices.shape.rank is None:
+        raise ValueError("gather_nd with batch_dims > 0 needs indices of known rank")
+    if batch_dims >= indices.shape.rank:
+        raise ValueError(
+            f"batch_dims = {batch_dims} must be less than the rank of indices "
+            f"(shape {indices.shape})")
+    if params.shape.rank is not None and batch_dims > params.shape.rank:
+        raise ValueError(
+            f"batch_dims = {batch_dims} exceeds the rank of params "
+            f"(shape {params.shape})")
+    outer = tf.shape(indices, out_type=indices.dtype)[:-1]
+    rank = indices.shape.rank - 1
+    coords = []
+    for d in range(batch_dims):
+        axis = tf.range(outer[d], dtype=indices.dtype)
+        axis = tf.reshape(axis, [-1 if k == d else 1 for k in range(rank)])
+        coords.append(tf.broadcast_to(axis, outer))
+    return tf.concat([tf.stack(coords, axis=-1), indices], axis=-1)
+
+
+def gather_nd(params, indices, batch_dims=0, name=None, bad_indices_policy=""):
+    """Gathers slices of `params` at `indices` (the inverse of scatter_nd).
+
+    Like `tf.gather_nd`, including `batch_dims`. With "IGNORE", rows with bad
+    indices give zeros; otherwise they raise InvalidArgumentError.
+    """
+    policy = check_policy(bad_indices_policy)
+    with tf.name_scope(name or "gather_nd"):
+        params = tf.convert_to_tensor(params, name="params")
+        _check_dtype("gather_nd", params.dtype)
+        indices = _indices(indices)
+        if not isinstance(batch_dims, int) or batch_dims < 0:
+            raise ValueError(
+                f"batch_dims must be a non-negative Python int, got {batch_dims!r}")
+        if batch_dims:
+            indices = _batch_indices(params, indices, batch_dims)
+        return _raw_gather_nd(params, indices, policy)
+
+
+# TensorFlow 1.x names.
+tensor_scatter_update = tensor_scatter_nd_update
+tensor_scatter_add = tensor_scatter_nd_add
+tensor_scatter_sub = tensor_scatter_nd_sub
