@@ -1,0 +1,140 @@
+"""Bitwise parity with TensorFlow's own CPU kernels on random cases, small and
+large enough to take the parallel paths, plus the seed examples."""
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import tf_scatter_ops as tso
+from tf_scatter_ops.ops import DTYPES
+import reference as ref
+
+# The dtypes TensorFlow 2.21 has CPU kernels for (shared/tf-behaviour.md 1.2).
+TF_DTYPES = {
+    "scatter_nd": DTYPES["scatter_nd"],
+    "tensor_scatter_nd_update": DTYPES["tensor_scatter_nd_update"],
+    "tensor_scatter_nd_add": DTYPES["tensor_scatter_nd_add"],
+    "tensor_scatter_nd_sub": DTYPES["tensor_scatter_nd_sub"],
+    "tensor_scatter_nd_min": DTYPES["tensor_scatter_nd_min"],
+    "tensor_scatter_nd_max": DTYPES["tensor_scatter_nd_max"],
+    "gather_nd": DTYPES["gather_nd"],
+}
+SCATTERS = [op for op in TF_DTYPES if op.startswith("tensor_")]
+
+# (shape, outer dims of indices, depth): small cases and ones large enough for
+# the block-parallel path (many rows) and the column-parallel path (long slices).
+GEOMETRIES = [
+    ((6,), (10,), 1),
+    ((3, 4, 2), (4, 3), 2),
+    ((3, 4, 2), (5,), 3),
+    ((40, 3), (20000,), 1),        # block path, heavy duplicates
+    ((60000,), (100000,), 1),      # block path, element updates
+    ((8, 9000), (12,), 1),         # column path, long slices
+]
+
+
+def case(rng, op, dtype, shape, outer, depth):
+    tensor = ref.random_values(rng, dtype, shape)
+    idx = ref.random_indices(rng, shape, depth, outer, tf.int64)
+    upd = ref.random_values(rng, dtype, tuple(outer) + tuple(shape[depth:]))
+    return tf.constant(tensor, dtype), tf.constant(idx), tf.constant(upd, dtype)
+
+
+@pytest.mark.parametrize("op,dtype", [(op, d) for op in SCATTERS for d in TF_DTYPES[op]],
+                         ids=lambda v: getattr(v, "name", v))
+def test_tensor_scatter_parity(op, dtype, rng):
+    for shape, outer, depth in GEOMETRIES:
+        tensor, idx, upd = case(rng, op, dtype, shape, outer, depth)
+        for index_dtype in (tf.int32, tf.int64):
+            i = tf.cast(idx, index_dtype)
+            ref.assert_same(getattr(tso, op)(tensor, i, upd), getattr(tf, op)(tensor, i, upd))
+
+
+@pytest.mark.parametrize("dtype", TF_DTYPES["scatter_nd"], ids=lambda d: d.name)
+def test_scatter_nd_parity(dtype, rng):
+    for shape, outer, depth in GEOMETRIES:
+        _, idx, upd = case(rng, "scatter_nd", dtype, shape, outer, depth)
+        ref.assert_same(tso.scatter_nd(idx, upd, shape), tf.scatter_nd(idx, upd, shape))
+
+
+@pytest.mark.parametrize("dtype", TF_DTYPES["gather_nd"], ids=lambda d: d.name)
+def test_gather_nd_parity(dtype, rng):
+    for shape, outer, depth in GEOMETRIES + [((3, 4), (2,), 0)]:
+        params, idx, _ = case(rng, "gather_nd", dtype, shape, outer, depth)
+        for index_dtype in (tf.int16, tf.int32, tf.int64):
+            if shape[0] > 32767 and index_dtype == tf.int16:
+                continue
+            i = tf.cast(idx, index_dtype)
+            # TensorFlow refuses int16 indices into params of > 32767 elements.
+            tf_i = i if np.prod(shape) <= 32767 else idx
+            ref.assert_same(tso.gather_nd(params, i), tf.gather_nd(params, tf_i))
+
+
+def test_gather_nd_batch_dims_parity(rng):
+    params = tf.constant(rng.standard_normal((2, 3, 4, 5)), tf.float32)
+    for batch_dims, idx_shape in [(1, (2, 6, 2)), (2, (2, 3, 7, 1)), (1, (2, 1)), (2, (2, 3, 2))]:
+        depth = idx_shape[-1]
+        dims = params.shape[batch_dims:batch_dims + depth]
+        idx = np.stack([rng.integers(0, d, size=idx_shape[:-1]) for d in dims], -1)
+        ref.assert_same(tso.gather_nd(params, idx, batch_dims=batch_dims),
+                        tf.gather_nd(params, idx, batch_dims=batch_dims))
+
+
+DUPLICATES = [
+    # (op, tensor, indices, updates) from shared/tf-behaviour.md 2.1
+    ("tensor_scatter_nd_update", [1., 2., 3., 4.], [[1], [1], [1], [3]], [10., 20., 30., 40.]),
+    ("tensor_scatter_nd_add", [1., 2., 3., 4.], [[1], [1], [1], [3]], [10., 20., 30., 40.]),
+    ("tensor_scatter_nd_sub", [1., 2., 3., 4.], [[1], [1], [1], [3]], [10., 20., 30., 40.]),
+    ("tensor_scatter_nd_min", [1., 2., 3., 4.], [[1], [1], [1], [3]], [10., -5., 30., 40.]),
+    ("tensor_scatter_nd_max", [1., 2., 3., 4.], [[1], [1], [1], [3]], [10., 20., 30., 40.]),
+]
+
+
+@pytest.mark.parametrize("op,tensor,indices,updates", DUPLICATES, ids=lambda v: str(v)[:24])
+def test_duplicates_like_tensorflow(op, tensor, indices, updates):
+    ref.assert_same(getattr(tso, op)(tensor, indices, updates),
+                    getattr(tf, op)(tensor, indices, updates))
+
+
+def test_update_last_of_100000_duplicates_wins():
+    n = 100000
+    got = tso.tensor_scatter_nd_update(tf.zeros([2]), tf.zeros([n, 1], tf.int32),
+                                       tf.range(float(n)))
+    ref.assert_same(got, np.array([n - 1, 0], np.float32))
+
+
+def test_string_and_bool_duplicates():
+    ref.assert_same(tso.scatter_nd([[1], [1]], ["a", "b"], [4]),
+                    np.array([b"", b"ab", b"", b""], dtype=object))
+    ref.assert_same(tso.scatter_nd([[1], [1], [2]], [True, False, False], [4]),
+                    np.array([False, True, False, False]))
+
+
+def test_seed_examples():
+    idx, upd = [[4], [3], [1], [7]], [9, 10, 11, 12]
+    ref.assert_same(tso.scatter_nd(idx, upd, [8]), np.array([0, 11, 0, 10, 9, 0, 0, 12], np.int32))
+    ones = tf.ones([8], tf.int32)
+    ref.assert_same(tso.tensor_scatter_nd_update(ones, idx, upd),
+                    np.array([1, 11, 1, 10, 9, 1, 1, 12], np.int32))
+    ref.assert_same(tso.tensor_scatter_nd_sub(ones, idx, upd),
+                    np.array([1, -10, 1, -9, -8, 1, 1, -11], np.int32))
+    slices = tf.constant([[[5, 5, 5, 5], [6, 6, 6, 6], [7, 7, 7, 7], [8, 8, 8, 8]]] * 2)
+    ref.assert_same(tso.scatter_nd([[1], [3]], slices, [4, 4, 4]),
+                    tf.scatter_nd([[1], [3]], slices, [4, 4, 4]))
+    ones3 = tf.ones([4, 4, 4], tf.int32)
+    ref.assert_same(tso.tensor_scatter_nd_sub(ones3, [[0], [2]], slices),
+                    tf.tensor_scatter_nd_sub(ones3, [[0], [2]], slices))
+
+
+def test_aliases_are_the_same_functions():
+    assert tso.tensor_scatter_update is tso.tensor_scatter_nd_update
+    assert tso.tensor_scatter_add is tso.tensor_scatter_nd_add
+    assert tso.tensor_scatter_sub is tso.tensor_scatter_nd_sub
+
+
+def test_nan_handling_of_min_max_matches_tensorflow():
+    t = tf.constant([np.nan, 1., 2., np.nan])
+    idx = [[0], [1], [2], [3]]
+    u = tf.constant([0., np.nan, 5., np.nan])
+    for op in ("tensor_scatter_nd_min", "tensor_scatter_nd_max"):
+        ref.assert_same(getattr(tso, op)(t, idx, u), getattr(tf, op)(t, idx, u))
