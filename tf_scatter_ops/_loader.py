@@ -6,13 +6,11 @@ compare it with the running TensorFlow.
 """
 
 import os
-import re
 import threading
 
 import tensorflow as tf
 
-LIBRARY_NAME = "_tf_scatter_ops.so"
-_MARKER = re.compile(rb"TF_SCATTER_OPS_BUILT_AGAINST_TF=([^;\x00]+);")
+from tf_scatter_ops._stamp import LIBRARY_NAME, built_against as _built_against
 
 _lock = threading.Lock()
 _library = None
@@ -28,9 +26,7 @@ def library_path():
 
 def built_against(path=None):
     """The TensorFlow version stamped into the library at build time, or None."""
-    with open(path or library_path(), "rb") as f:
-        match = _MARKER.search(f.read())
-    return match.group(1).decode() if match else None
+    return _built_against(path or library_path())
 
 
 def check_version(built, running=None):

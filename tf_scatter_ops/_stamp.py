@@ -1,0 +1,14 @@
+"""The TensorFlow version a build stamped into the ops library (see
+cc/kernels/scatter_geometry.cc). No TensorFlow import: setup.py uses it too."""
+
+import re
+
+LIBRARY_NAME = "_tf_scatter_ops.so"
+_MARKER = re.compile(rb"TF_SCATTER_OPS_BUILT_AGAINST_TF=([^;\x00]+);")
+
+
+def built_against(path):
+    """The TensorFlow version stamped into the library at `path`, or None."""
+    with open(path, "rb") as f:
+        match = _MARKER.search(f.read())
+    return match.group(1).decode() if match else None
