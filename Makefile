@@ -60,6 +60,8 @@ bazel: $(VENV)/.installed
 	tools/install_bazel.sh
 	PYTHON_BIN_PATH=$(abspath $(PY)) bazel build //...
 	PYTHON_BIN_PATH=$(abspath $(PY)) ./build_pip_pkg.sh $(BUILD)/wheel
+	unzip -l $(BUILD)/wheel/*.whl | grep -q _tf_scatter_ops.so
+	! unzip -l $(BUILD)/wheel/*.whl | grep -q libtensorflow_framework
 
 clean:
 	rm -rf $(BUILD) $(SO) bazel-*

@@ -10,7 +10,8 @@ print(" ".join(f for f in tf.sysconfig.get_compile_flags() if not f.startswith("
 """
 
 def _tf_configure_impl(ctx):
-    python = ctx.os.environ.get("PYTHON_BIN_PATH", "python3")
+    venv = str(ctx.path(Label("//:WORKSPACE")).dirname) + "/.venv/bin/python"
+    python = ctx.os.environ.get("PYTHON_BIN_PATH") or venv
     result = ctx.execute([python, "-c", _QUERY])
     if result.return_code != 0:
         fail("could not import tensorflow with %s (set PYTHON_BIN_PATH):\n%s" % (python, result.stderr))

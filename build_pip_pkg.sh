@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Turns the bazel build into a wheel: build_pip_pkg.sh [OUTPUT_DIR]
+# Run `bazel build //...` first. The wheel holds bazel-bin/_tf_scatter_ops.so
+# (never libtensorflow_framework.so.2) and pins the TensorFlow it was built for.
+set -euo pipefail
+cd "$(dirname "$0")"
+out=$(realpath -m "${1:-dist}")
+python=${PYTHON_BIN_PATH:-.venv/bin/python}
+[ -f bazel-bin/_tf_scatter_ops.so ] || { echo "run 'bazel build //...' first" >&2; exit 1; }
+
+stage=$(mktemp -d)
+trap 'rm -rf "$stage"' EXIT
+cp -r setup.py pyproject.toml README.md "$stage"/
+mkdir "$stage/tf_scatter_ops"
+cp tf_scatter_ops/*.py "$stage/tf_scatter_ops/"
+cp bazel-bin/_tf_scatter_ops.so "$stage/tf_scatter_ops/"
+chmod u+w "$stage/tf_scatter_ops/_tf_scatter_ops.so"
+mkdir -p "$out"
+"$python" -m pip wheel --no-deps --no-build-isolation -q -w "$out" "$stage"
+ls "$out"/*.whl
