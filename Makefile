@@ -15,7 +15,7 @@ SRCS := $(KERNEL_SRCS) $(OP_SRCS)
 OBJS := $(patsubst cc/%.cc,$(BUILD)/%.o,$(SRCS))
 HDRS := $(wildcard cc/kernels/*.h)
 
-.PHONY: all install demo test test-python bazel wheel clean
+.PHONY: all install demo test test-python bench bazel clean
 all: $(SO)
 
 install: $(VENV)/.installed
@@ -45,11 +45,16 @@ $(SO): $(OBJS)
 demo: $(VENV)/.installed
 	$(MAKE) -j$(JOBS) $(SO)
 	TF_CPP_MIN_LOG_LEVEL=3 $(PY) -m tf_scatter_ops.demo
+	TF_CPP_MIN_LOG_LEVEL=3 $(PY) -m tf_scatter_ops.bench --quick --only W1,W3,W5,W7,W8
 
 test: $(VENV)/.installed
 	$(MAKE) -j$(JOBS) $(SO)
 	$(PY) -m pytest -q tests
 	$(MAKE) bazel
+
+bench: $(VENV)/.installed
+	$(MAKE) -j$(JOBS) $(SO)
+	TF_CPP_MIN_LOG_LEVEL=3 $(PY) -m tf_scatter_ops.bench
 
 test-python: $(VENV)/.installed
 	$(MAKE) -j$(JOBS) $(SO)

@@ -15,7 +15,10 @@ Semantics (all ops, every device we register):
   ``InvalidArgumentError``.
 """
 
+import contextlib
+
 import tensorflow as tf
+from tensorflow.python.framework.ops import EagerTensor as _EagerTensor
 
 from tf_scatter_ops import _loader
 
@@ -39,10 +42,16 @@ DTYPES = {
     "tensor_scatter_nd_max": MINMAX_DTYPES,
     "gather_nd": ALL_DTYPES,
 }
+# The same as sets: cheap membership tests on the eager hot path (DTypes are
+# interned, so lookups match by identity before DType.__eq__ would run).
+_DTYPE_SETS = {op: frozenset(ds) for op, ds in DTYPES.items()}
+_INDEX_SET = frozenset(INDEX_DTYPES)
 
 
 def check_policy(bad_indices_policy):
     """Returns the policy as a str, or raises InvalidArgumentError."""
+    if bad_indices_policy == "":
+        return ""
     if isinstance(bad_indices_policy, bytes):
         bad_indices_policy = bad_indices_policy.decode()
     if bad_indices_policy not in POLICIES:
@@ -53,30 +62,54 @@ def check_policy(bad_indices_policy):
     return bad_indices_policy
 
 
+def _scope(name):
+    """A name scope in graphs; nothing in eager mode, where it only costs time."""
+    return contextlib.nullcontext() if tf.executing_eagerly() else tf.name_scope(name)
+
+
+def _tensor(value, dtype=None, dtype_hint=None, name=None):
+    """tf.convert_to_tensor, without its overhead for what already is a tensor."""
+    if isinstance(value, tf.Tensor) and (dtype is None or value.dtype is dtype):
+        return value
+    return tf.convert_to_tensor(value, dtype=dtype, dtype_hint=dtype_hint, name=name)
+
+
 def _indices(indices):
-    indices = tf.convert_to_tensor(indices, dtype_hint=tf.int32, name="indices")
-    if indices.dtype not in INDEX_DTYPES:
+    indices = _tensor(indices, dtype_hint=tf.int32, name="indices")
+    if indices.dtype not in _INDEX_SET:
         raise ValueError(
             f"indices must be int16, int32 or int64, got {indices.dtype.name}")
     return indices
 
 
 def _check_dtype(op, dtype):
-    if dtype not in DTYPES[op]:
+    if dtype not in _DTYPE_SETS[op]:
         names = ", ".join(d.name for d in DTYPES[op])
         raise ValueError(
             f"{op} does not support dtype {dtype.name}; supported: {names}")
 
 
 def _tensor_scatter(op, raw, tensor, indices, updates, bad_indices_policy, name):
+    # Tiny eager calls are dominated by Python: go straight to the op when the
+    # inputs are eager tensors of valid dtypes (the kernel checks the rest).
+    if (type(tensor) is _EagerTensor and type(indices) is _EagerTensor
+            and type(updates) is _EagerTensor and bad_indices_policy == ""
+            and tensor.dtype in _DTYPE_SETS[op] and indices.dtype in _INDEX_SET
+            and updates.dtype is tensor.dtype):
+        return raw(tensor, indices, updates)
     policy = check_policy(bad_indices_policy)
+    if tf.executing_eagerly():  # the per-call hot path: no scope, no conversions
+        return _tensor_scatter_call(op, raw, tensor, indices, updates, policy)
     with tf.name_scope(name or op):
-        tensor = tf.convert_to_tensor(tensor, name="tensor")
-        _check_dtype(op, tensor.dtype)
-        indices = _indices(indices)
-        updates = tf.convert_to_tensor(updates, dtype=tensor.dtype, name="updates")
-        return raw(tensor=tensor, indices=indices, updates=updates,
-                   bad_indices_policy=policy)
+        return _tensor_scatter_call(op, raw, tensor, indices, updates, policy)
+
+
+def _tensor_scatter_call(op, raw, tensor, indices, updates, policy):
+    tensor = _tensor(tensor, name="tensor")
+    _check_dtype(op, tensor.dtype)
+    indices = _indices(indices)
+    updates = _tensor(updates, dtype=tensor.dtype, name="updates")
+    return raw(tensor=tensor, indices=indices, updates=updates, bad_indices_policy=policy)
 
 
 def scatter_nd(indices, updates, shape, bad_indices_policy="", name=None):
@@ -88,11 +121,11 @@ def scatter_nd(indices, updates, shape, bad_indices_policy="", name=None):
     dtype instead of failing on a mismatch.
     """
     policy = check_policy(bad_indices_policy)
-    with tf.name_scope(name or "scatter_nd"):
+    with _scope(name or "scatter_nd"):
         indices = _indices(indices)
-        updates = tf.convert_to_tensor(updates, name="updates")
+        updates = _tensor(updates, name="updates")
         _check_dtype("scatter_nd", updates.dtype)
-        shape = tf.convert_to_tensor(shape, dtype_hint=indices.dtype, name="shape")
+        shape = _tensor(shape, dtype_hint=indices.dtype, name="shape")
         if shape.dtype not in INDEX_DTYPES:
             raise ValueError(
                 f"shape must be int16, int32 or int64, got {shape.dtype.name}")
@@ -181,8 +214,8 @@ def gather_nd(params, indices, batch_dims=0, name=None, bad_indices_policy=""):
     indices give zeros; otherwise they raise InvalidArgumentError.
     """
     policy = check_policy(bad_indices_policy)
-    with tf.name_scope(name or "gather_nd"):
-        params = tf.convert_to_tensor(params, name="params")
+    with _scope(name or "gather_nd"):
+        params = _tensor(params, name="params")
         _check_dtype("gather_nd", params.dtype)
         indices = _indices(indices)
         if not isinstance(batch_dims, int) or batch_dims < 0:

@@ -16,10 +16,12 @@
 namespace tf_scatter_ops {
 
 // Linearises rows [begin, end). Returns the first bad row in the range, or -1.
-template <typename Index>
-int64_t LinearizeRange(const Index* indices, int depth, const int64_t* dims,
-                       const int64_t* strides, int64_t begin, int64_t end,
-                       int64_t* slots) {
+// kDepth > 0 fixes the depth at compile time (unrolled); 0 reads `depth`.
+template <typename Index, int kDepth>
+int64_t LinearizeRange(const Index* indices, int runtime_depth,
+                       const int64_t* dims, const int64_t* strides,
+                       int64_t begin, int64_t end, int64_t* slots) {
+  const int depth = kDepth > 0 ? kDepth : runtime_depth;
   int64_t first_bad = -1;
   for (int64_t i = begin; i < end; ++i) {
     const Index* row = indices + i * depth;
@@ -49,8 +51,20 @@ int64_t Linearize(const Index* indices, int64_t n, int depth,
                   const Parallel& parallel) {
   std::atomic<int64_t> first_bad{INT64_MAX};
   parallel.For(n, 2 + 4 * depth, [&](int64_t begin, int64_t end) {
-    const int64_t bad =
-        LinearizeRange(indices, depth, dims, strides, begin, end, slots);
+    int64_t bad;
+    switch (depth) {
+      case 1:
+        bad = LinearizeRange<Index, 1>(indices, 1, dims, strides, begin, end, slots);
+        break;
+      case 2:
+        bad = LinearizeRange<Index, 2>(indices, 2, dims, strides, begin, end, slots);
+        break;
+      case 3:
+        bad = LinearizeRange<Index, 3>(indices, 3, dims, strides, begin, end, slots);
+        break;
+      default:
+        bad = LinearizeRange<Index, 0>(indices, depth, dims, strides, begin, end, slots);
+    }
     if (bad < 0) return;
     int64_t seen = first_bad.load(std::memory_order_relaxed);
     while (bad < seen && !first_bad.compare_exchange_weak(seen, bad)) {

@@ -81,7 +81,7 @@ struct MinOp {
   static constexpr const char* kName = "min";
   template <typename T>
   static TFSO_HD void Apply(T& out, const T& upd) {
-    if (upd < out) out = upd;
+    out = upd < out ? upd : out;  // a select, not a branch: minss on floats
   }
 };
 
@@ -89,7 +89,7 @@ struct MaxOp {
   static constexpr const char* kName = "max";
   template <typename T>
   static TFSO_HD void Apply(T& out, const T& upd) {
-    if (out < upd) out = upd;
+    out = out < upd ? upd : out;
   }
 };
 

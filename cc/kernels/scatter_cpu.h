@@ -69,6 +69,120 @@ constexpr int64_t kMaxBlocks = 1 << 14;
 // Slices at least this long are split by columns instead of by destination.
 constexpr int64_t kColumnSplitSlice = 4096;
 
+// What a block's owner reads for one update, written in row order by the
+// grouping pass so that the owner streams through them sequentially.
+// One-element slices carry the value itself; longer ones the row number.
+template <typename T>
+struct ValueEntry {
+  uint32_t local;  // slot offset inside the block
+  T value;
+  static ValueEntry Make(int64_t local, int64_t row, const T* updates, int64_t) {
+    return ValueEntry{static_cast<uint32_t>(local), updates[row]};
+  }
+  template <typename Op>
+  void Apply(T* block, const T*, int64_t) const { Op::Apply(block[local], value); }
+};
+
+template <typename T, typename Offset>
+struct RowEntry {
+  Offset local;
+  Offset row;
+  static RowEntry Make(int64_t local, int64_t row, const T*, int64_t) {
+    return RowEntry{static_cast<Offset>(local), static_cast<Offset>(row)};
+  }
+  template <typename Op>
+  void Apply(T* block, const T* updates, int64_t S) const {
+    ApplyRow<T, Op>(block + int64_t(local) * S, updates + int64_t(row) * S, S);
+  }
+};
+
+// Stable counting sort of the update rows by destination block (chunks of
+// rows counted and placed in parallel, blocks in row order), then one owner
+// per block: it initialises its block (zero or copy, while it is in cache)
+// and applies the block's updates in row order.
+template <typename T, typename Op, typename Entry>
+void ScatterGrouped(const ScatterShape& s, int64_t n, int shift,
+                    const T* updates, const T* init, Init mode, T* out,
+                    const Parallel& parallel) {
+  const int64_t S = s.slice;
+  const int64_t total = s.nslots * S;
+  const int64_t nblocks = ((s.nslots - 1) >> shift) + 1;
+  const int64_t chunk_rows = std::max<int64_t>(1 << 14, (n + 63) / 64);
+  const int64_t nchunks = n == 0 ? 0 : (n - 1) / chunk_rows + 1;
+  std::vector<int64_t> offsets(nchunks * nblocks, 0);  // [chunk][block]
+  parallel.For(nchunks, chunk_rows, [&](int64_t c0, int64_t c1) {
+    for (int64_t c = c0; c < c1; ++c) {
+      int64_t* count = offsets.data() + c * nblocks;
+      const int64_t end = std::min(n, (c + 1) * chunk_rows);
+      for (int64_t i = c * chunk_rows; i < end; ++i) {
+        const int64_t slot = s.slots[i];
+        if (slot >= 0) ++count[slot >> shift];
+      }
+    }
+  });
+  std::vector<int64_t> block_start(nblocks + 1, 0);
+  int64_t pos = 0;
+  for (int64_t b = 0; b < nblocks; ++b) {
+    block_start[b] = pos;
+    for (int64_t c = 0; c < nchunks; ++c) {
+      const int64_t count = offsets[c * nblocks + b];
+      offsets[c * nblocks + b] = pos;
+      pos += count;
+    }
+  }
+  block_start[nblocks] = pos;
+  std::unique_ptr<char[]> storage(new char[std::max<int64_t>(pos, 1) * sizeof(Entry)]);
+  Entry* entries = reinterpret_cast<Entry*>(storage.get());
+  const int64_t mask = (int64_t(1) << shift) - 1;
+  parallel.For(nchunks, 2 * chunk_rows, [&](int64_t c0, int64_t c1) {
+    for (int64_t c = c0; c < c1; ++c) {
+      int64_t* next = offsets.data() + c * nblocks;
+      const int64_t end = std::min(n, (c + 1) * chunk_rows);
+      for (int64_t i = c * chunk_rows; i < end; ++i) {
+        const int64_t slot = s.slots[i];
+        if (slot >= 0) {
+          new (&entries[next[slot >> shift]++])
+              Entry(Entry::Make(slot & mask, i, updates, S));
+        }
+      }
+    }
+  });
+
+  const int64_t block_elems = (int64_t(1) << shift) * S;
+  const int64_t cost = block_elems + (pos * S) / nblocks + 1;
+  parallel.For(nblocks, cost, [&](int64_t b0, int64_t b1) {
+    for (int64_t b = b0; b < b1; ++b) {
+      T* block = out + b * block_elems;
+      InitElements(out, init, mode, b * block_elems,
+                   std::min(total, (b + 1) * block_elems));
+      for (int64_t k = block_start[b]; k < block_start[b + 1]; ++k) {
+        entries[k].template Apply<Op>(block, updates, S);
+      }
+    }
+  });
+}
+
+template <typename T, typename Op>
+void ScatterBlocks(const ScatterShape& s, int64_t n, const T* updates,
+                   const T* init, Init mode, T* out, const Parallel& parallel) {
+  const int64_t row_bytes =
+      std::max<int64_t>(1, s.slice * static_cast<int64_t>(sizeof(T)));
+  int shift = 0;
+  while ((int64_t(2) << shift) * row_bytes <= kBlockBytes) ++shift;
+  while (((s.nslots - 1) >> shift) + 1 > kMaxBlocks) ++shift;
+  const bool narrow = shift <= 32 && n <= int64_t(UINT32_MAX);
+  if (narrow && s.slice == 1 && std::is_trivially_copyable<T>::value) {
+    ScatterGrouped<T, Op, ValueEntry<T>>(s, n, shift, updates, init, mode, out,
+                                         parallel);
+  } else if (narrow) {
+    ScatterGrouped<T, Op, RowEntry<T, uint32_t>>(s, n, shift, updates, init,
+                                                 mode, out, parallel);
+  } else {
+    ScatterGrouped<T, Op, RowEntry<T, int64_t>>(s, n, shift, updates, init,
+                                                mode, out, parallel);
+  }
+}
+
 }  // namespace internal
 
 template <typename T, typename Op>
@@ -106,62 +220,8 @@ void ScatterCpu(const ScatterShape& s, const T* updates, const T* init,
     return;
   }
 
-  // Otherwise: owners are blocks of destination rows. A stable counting sort
-  // groups the update rows by block, keeping row order inside each block.
-  const int64_t row_bytes = std::max<int64_t>(1, S * int64_t(sizeof(T)));
-  int shift = 0;
-  while ((int64_t(2) << shift) * row_bytes <= internal::kBlockBytes) ++shift;
-  while (((s.nslots - 1) >> shift) + 1 > internal::kMaxBlocks) ++shift;
-  const int64_t nblocks = ((s.nslots - 1) >> shift) + 1;
-
-  const int64_t chunk_rows = std::max<int64_t>(1 << 14, (n + 63) / 64);
-  const int64_t nchunks = n == 0 ? 0 : (n - 1) / chunk_rows + 1;
-  std::vector<int64_t> offsets(nchunks * nblocks, 0);  // [chunk][block]
-  parallel.For(nchunks, chunk_rows, [&](int64_t c0, int64_t c1) {
-    for (int64_t c = c0; c < c1; ++c) {
-      int64_t* count = offsets.data() + c * nblocks;
-      const int64_t end = std::min(n, (c + 1) * chunk_rows);
-      for (int64_t i = c * chunk_rows; i < end; ++i) {
-        const int64_t slot = s.slots[i];
-        if (slot >= 0) ++count[slot >> shift];
-      }
-    }
-  });
-  std::vector<int64_t> block_start(nblocks + 1, 0);
-  int64_t pos = 0;
-  for (int64_t b = 0; b < nblocks; ++b) {
-    block_start[b] = pos;
-    for (int64_t c = 0; c < nchunks; ++c) {
-      const int64_t count = offsets[c * nblocks + b];
-      offsets[c * nblocks + b] = pos;
-      pos += count;
-    }
-  }
-  block_start[nblocks] = pos;
-  std::unique_ptr<int64_t[]> order(new int64_t[std::max<int64_t>(pos, 1)]);
-  parallel.For(nchunks, chunk_rows, [&](int64_t c0, int64_t c1) {
-    for (int64_t c = c0; c < c1; ++c) {
-      int64_t* next = offsets.data() + c * nblocks;
-      const int64_t end = std::min(n, (c + 1) * chunk_rows);
-      for (int64_t i = c * chunk_rows; i < end; ++i) {
-        const int64_t slot = s.slots[i];
-        if (slot >= 0) order[next[slot >> shift]++] = i;
-      }
-    }
-  });
-
-  const int64_t block_elems = (int64_t(1) << shift) * S;
-  const int64_t cost = block_elems + (n * S) / nblocks + 1;
-  parallel.For(nblocks, cost, [&](int64_t b0, int64_t b1) {
-    for (int64_t b = b0; b < b1; ++b) {
-      InitElements(out, init, mode, b * block_elems,
-                   std::min(total, (b + 1) * block_elems));
-      for (int64_t k = block_start[b]; k < block_start[b + 1]; ++k) {
-        const int64_t i = order[k];
-        ApplyRow<T, Op>(out + s.slots[i] * S, updates + i * S, S);
-      }
-    }
-  });
+  // Otherwise: owners are blocks of destination rows.
+  internal::ScatterBlocks<T, Op>(s, n, updates, init, mode, out, parallel);
 }
 
 // gather: output row i = params row slots[i], or zeros where slots[i] < 0.

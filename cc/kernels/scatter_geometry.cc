@@ -201,10 +201,15 @@ Status ShapeFromTensor(const Tensor& shape, TensorShape* output) {
 
 Status LinearizeIndices(OpKernelContext* c, const Tensor& indices,
                         const Geometry& g, const TensorShape& target,
-                        bool ignore, Tensor* slots) {
-  TF_RETURN_IF_ERROR(
-      c->allocate_temp(::tensorflow::DT_INT64, TensorShape({g.n}), slots));
-  int64_t* out = slots->flat<int64_t>().data();
+                        bool ignore, Slots* slots) {
+  if (g.n <= Slots::kInline) {
+    slots->data = slots->inline_slots;
+  } else {
+    TF_RETURN_IF_ERROR(c->allocate_temp(::tensorflow::DT_INT64,
+                                        TensorShape({g.n}), &slots->temp));
+    slots->data = slots->temp.flat<int64_t>().data();
+  }
+  int64_t* out = slots->data;
   switch (indices.dtype()) {
     case ::tensorflow::DT_INT16:
       return LinearizeTyped<int16_t>(c, indices, g, target, ignore, out);

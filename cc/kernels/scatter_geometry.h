@@ -43,11 +43,20 @@ Status GatherGeometry(const TensorShape& params, const TensorShape& indices,
 // scatter_nd's `shape` input -> an output shape (vector, non-negative, fits).
 Status ShapeFromTensor(const Tensor& shape, TensorShape* output);
 
-// Flat slot per index row into `slots` (a new int64 temp of n elements);
-// rows outside `target` are -1 with `ignore`, else the first one is an error.
+// The flat slot of every index row: inline for a few rows (no allocation on
+// the per-call path of tiny ops), else an int64 temp tensor.
+struct Slots {
+  static constexpr int64_t kInline = 32;
+  int64_t inline_slots[kInline];
+  Tensor temp;
+  int64_t* data = nullptr;
+};
+
+// Fills `slots`; rows outside `target` are -1 with `ignore`, else the first
+// one is an error.
 Status LinearizeIndices(OpKernelContext* c, const Tensor& indices,
                         const Geometry& g, const TensorShape& target,
-                        bool ignore, Tensor* slots);
+                        bool ignore, Slots* slots);
 
 // The op's intra-op thread pool.
 Parallel CpuParallel(OpKernelContext* c);

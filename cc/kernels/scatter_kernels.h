@@ -42,11 +42,10 @@ template <typename E, typename T>
 const E* As(const T* p) { return reinterpret_cast<const E*>(p); }
 
 template <typename T, typename Op>
-void RunScatter(OpKernelContext* c, const Geometry& g, const Tensor& slots,
+void RunScatter(OpKernelContext* c, const Geometry& g, const Slots& slots,
                 const Tensor& updates, const T* init, Init mode, Tensor* out) {
   using E = StoredT<T, Op>;
-  const ScatterShape shape{slots.flat<int64_t>().data(), g.n, g.slice,
-                           g.nslots};
+  const ScatterShape shape{slots.data, g.n, g.slice, g.nslots};
   ScatterCpu<E, Op>(shape, As<E>(updates.flat<T>().data()), As<E>(init), mode,
                     As<E>(out->flat<T>().data()), CpuParallel(c));
 }
@@ -66,7 +65,7 @@ class TensorScatterOp : public ::tensorflow::OpKernel {
     Geometry g;
     OP_REQUIRES_OK(c, ScatterGeometry(tensor.shape(), indices.shape(),
                                       updates.shape(), &g));
-    Tensor slots;
+    Slots slots;
     OP_REQUIRES_OK(
         c, LinearizeIndices(c, indices, g, tensor.shape(), ignore_, &slots));
     Tensor* out = nullptr;
@@ -99,7 +98,7 @@ class ScatterNdOp : public ::tensorflow::OpKernel {
     Geometry g;
     OP_REQUIRES_OK(c,
                    ScatterGeometry(shape, indices.shape(), updates.shape(), &g));
-    Tensor slots;
+    Slots slots;
     OP_REQUIRES_OK(c, LinearizeIndices(c, indices, g, shape, ignore_, &slots));
     Tensor* out = nullptr;
     OP_REQUIRES_OK(c, c->allocate_output(0, shape, &out));
@@ -125,14 +124,14 @@ class GatherNdOp : public ::tensorflow::OpKernel {
     Geometry g;
     TensorShape shape;
     OP_REQUIRES_OK(c, GatherGeometry(params.shape(), indices.shape(), &g, &shape));
-    Tensor slots;
+    Slots slots;
     OP_REQUIRES_OK(
         c, LinearizeIndices(c, indices, g, params.shape(), ignore_, &slots));
     Tensor* out = nullptr;
     OP_REQUIRES_OK(c, c->allocate_output(0, shape, &out));
     if (shape.num_elements() == 0) return;
     using E = StoredT<T, AssignOp>;
-    const ScatterShape s{slots.flat<int64_t>().data(), g.n, g.slice, g.nslots};
+    const ScatterShape s{slots.data, g.n, g.slice, g.nslots};
     GatherCpu<E>(s, As<E>(params.flat<T>().data()),
                  As<E>(out->flat<T>().data()), CpuParallel(c));
   }

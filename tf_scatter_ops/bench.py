@@ -1,0 +1,262 @@
+"""Benchmark: ours vs TensorFlow's kernel vs TensorFlow under XLA, in one run.
+
+    python -m tf_scatter_ops.bench [--quick] [--out DIR] [--only W1,W3]
+
+Every workload is first checked: our result must equal TensorFlow's kernel
+(bitwise) before anything is timed. The three are then timed interleaved,
+round by round, each inside a tf.function (XLA: jit_compile=True), and the
+median is reported with speedups and the multiple of the memory floor, the
+time to move the workload's bytes at the copy bandwidth measured here first.
+Writes bench.json and bench.png to --out.
+"""
+
+import argparse
+import dataclasses
+import json
+import os
+import statistics
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+
+import numpy as np  # noqa: E402
+import tensorflow as tf  # noqa: E402
+
+import tf_scatter_ops as tso  # noqa: E402
+
+M = 1 << 20
+
+
+@dataclasses.dataclass
+class Workload:
+    name: str
+    title: str
+    op: str                  # function name in tf / tso
+    shape: tuple
+    n: int                   # index rows
+    depth: int = 1
+    unique: bool = False
+    dtype: object = tf.float32
+    index_dtype: object = tf.int32
+    hot: bool = False        # 90% of rows go to 1% of the destinations
+    eager_tiny: bool = False  # time per eager call instead
+
+
+WORKLOADS = [
+    Workload("W1", "tensor_scatter_nd_add 16M <- 1M random (dups)", "tensor_scatter_nd_add", (16 * M,), M),
+    Workload("W2", "tensor_scatter_nd_update 16M <- 1M unique", "tensor_scatter_nd_update", (16 * M,), M, unique=True),
+    Workload("W3", "row add [1M,64] <- 200k rows (dups)", "tensor_scatter_nd_add", (M, 64), 200_000),
+    Workload("W4", "row update [1M,64] <- 200k unique rows", "tensor_scatter_nd_update", (M, 64), 200_000, unique=True),
+    Workload("W5", "scatter_nd [4096,4096] <- 2M depth-2", "scatter_nd", (4096, 4096), 2 * M, depth=2),
+    Workload("W6", "tensor_scatter_nd_max 16M <- 1M random", "tensor_scatter_nd_max", (16 * M,), M),
+    Workload("W7", "gather_nd 1M rows from [1M,64]", "gather_nd", (M, 64), M),
+    Workload("W8", "tiny update [1000] <- 10, eager, per call", "tensor_scatter_nd_update", (1000,), 10,
+             unique=True, eager_tiny=True),
+    Workload("W1-i64", "W1 with int64 indices", "tensor_scatter_nd_add", (16 * M,), M, index_dtype=tf.int64),
+    Workload("W1-bf16", "W1 with bfloat16 values", "tensor_scatter_nd_add", (16 * M,), M, dtype=tf.bfloat16),
+    Workload("W1-hot", "W1 with hot destinations (90% -> 1%)", "tensor_scatter_nd_add", (16 * M,), M, hot=True),
+]
+
+
+def quick(w):
+    """A 16x smaller version for `make demo`."""
+    shape = (max(w.shape[0] // 16, 64),) + w.shape[1:] if not w.eager_tiny else w.shape
+    if w.op == "scatter_nd" and w.depth == 2:
+        shape = (1024, 1024)
+    return dataclasses.replace(w, shape=shape, n=max(w.n // 16, 10) if not w.eager_tiny else w.n)
+
+
+def make_inputs(w, rng):
+    dims = w.shape[:w.depth]
+    slots = int(np.prod(dims))
+    if w.unique:
+        flat = rng.permutation(slots)[:w.n]
+    elif w.hot:
+        hot = rng.integers(0, slots, size=max(slots // 100, 1))
+        flat = np.where(rng.random(w.n) < 0.9, rng.choice(hot, size=w.n), rng.integers(0, slots, size=w.n))
+    else:
+        flat = rng.integers(0, slots, size=w.n)
+    idx = np.stack(np.unravel_index(flat, dims), axis=-1)
+    indices = tf.constant(idx, w.index_dtype)
+    upd_shape = (w.n,) + tuple(w.shape[w.depth:])
+    updates = tf.cast(tf.constant(rng.standard_normal(upd_shape).astype(np.float32)), w.dtype)
+    tensor = tf.cast(tf.constant(rng.standard_normal(w.shape).astype(np.float32)), w.dtype)
+    if w.op == "scatter_nd":
+        return (indices, updates, tf.constant(w.shape, w.index_dtype))
+    if w.op == "gather_nd":
+        return (tensor, indices)
+    return (tensor, indices, updates)
+
+
+def bytes_moved(w, args):
+    """Out of place: read the inputs once, write the output once."""
+    size = lambda t: t.shape.num_elements() * t.dtype.size  # noqa: E731
+    if w.op == "gather_nd":
+        params, indices = args
+        row = params.dtype.size * int(np.prod(w.shape[w.depth:]))
+        return size(indices) + 2 * w.n * row
+    if w.op == "scatter_nd":
+        indices, updates, _ = args
+        out = int(np.prod(w.shape)) * updates.dtype.size
+        return size(indices) + size(updates) + out
+    tensor, indices, updates = args
+    return 2 * size(tensor) + size(indices) + size(updates)
+
+
+def copy_bandwidth(nbytes=512 * M, threads=os.cpu_count() or 1, repeats=5):
+    """Bytes/s (read + write) of a large parallel copy: the memory floor."""
+    src = np.ones(nbytes // 8, np.float64)
+    dst = np.empty_like(src)
+    chunks = np.array_split(np.arange(src.size), threads)
+    bounds = [(c[0], c[-1] + 1) for c in chunks]
+    best = float("inf")
+    with ThreadPoolExecutor(threads) as pool:
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            list(pool.map(lambda b: np.copyto(dst[b[0]:b[1]], src[b[0]:b[1]]), bounds))
+            best = min(best, time.perf_counter() - t0)
+    return 2 * nbytes / best
+
+
+def implementations(w):
+    ours, theirs = getattr(tso, w.op), getattr(tf, w.op)
+    if w.eager_tiny:
+        return {"ours": ours, "tf": theirs}
+    return {
+        "ours": tf.function(ours),
+        "tf": tf.function(theirs),
+        "xla": tf.function(theirs, jit_compile=True),
+    }
+
+
+def check(w, impls, args):
+    ours, tf_out = impls["ours"](*args), impls["tf"](*args)
+    a, b = ours.numpy(), tf_out.numpy()
+    if a.shape != b.shape or a.dtype != b.dtype or a.tobytes() != b.tobytes():
+        raise AssertionError(f"{w.name}: our result differs from TensorFlow's kernel")
+    if "xla" in impls:
+        x = impls["xla"](*args).numpy().astype(np.float64)
+        if not np.allclose(a.astype(np.float64), x, rtol=1e-2, atol=1e-2):
+            raise AssertionError(f"{w.name}: XLA's result differs from ours beyond rounding")
+
+
+def progress(done, total, label):
+    width = 30
+    filled = int(width * done / total)
+    sys.stderr.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} {label:<28}")
+    sys.stderr.flush()
+
+
+def time_workload(w, impls, args, rounds, tick):
+    times = {k: [] for k in impls}
+    for name, f in impls.items():  # warm up (trace, compile)
+        f(*args)
+    for _ in range(rounds):
+        for name, f in impls.items():
+            if w.eager_tiny:
+                calls = 2000
+                t0 = time.perf_counter()
+                for _ in range(calls):
+                    f(*args)
+                times[name].append((time.perf_counter() - t0) / calls)
+            else:
+                t0 = time.perf_counter()
+                f(*args)
+                times[name].append(time.perf_counter() - t0)
+        tick()
+    return {k: statistics.median(v) for k, v in times.items()}
+
+
+def render(results, bandwidth):
+    lines = [f"copy bandwidth (memory floor): {bandwidth / 1e9:.1f} GB/s, "
+             f"intra-op threads: {tf.config.threading.get_intra_op_parallelism_threads() or os.cpu_count()}",
+             "",
+             f"{'workload':<9} {'ours ms':>9} {'TF ms':>9} {'XLA ms':>9} {'vs TF':>7} {'vs XLA':>7} "
+             f"{'x floor':>8}  title",
+             "-" * 100]
+    for r in results:
+        unit = 1e6 if r["per_call"] else 1e3
+        fmt = (lambda v: f"{v * unit:8.2f}{'us' if r['per_call'] else ''}") if r["per_call"] else \
+            (lambda v: f"{v * unit:9.2f}")
+        xla = fmt(r["xla"]) if r["xla"] else f"{'-':>9}"
+        vs_xla = f"{r['xla'] / r['ours']:6.1f}x" if r["xla"] else f"{'-':>7}"
+        floor = f"{r['ours'] / r['floor']:7.2f}x" if r["floor"] else f"{'-':>8}"
+        lines.append(f"{r['name']:<9} {fmt(r['ours'])} {fmt(r['tf'])} {xla} "
+                     f"{r['tf'] / r['ours']:6.1f}x {vs_xla} {floor}  {r['title']}")
+    return "\n".join(lines)
+
+
+def plot(results, path):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("matplotlib is not installed: no chart", file=sys.stderr)
+        return
+    names = [r["name"] for r in results if not r["per_call"]]
+    fig, ax = plt.subplots(figsize=(11, 4.5))
+    x = np.arange(len(names))
+    for k, (key, label) in enumerate([("ours", "tf-scatter-ops"), ("tf", "TensorFlow kernel"),
+                                      ("xla", "TensorFlow + XLA"), ("floor", "memory floor")]):
+        vals = [(r[key] or 0) * 1e3 for r in results if not r["per_call"]]
+        ax.bar(x + (k - 1.5) * 0.2, vals, 0.2, label=label)
+    ax.set_xticks(x, names)
+    ax.set_ylabel("ms (median, lower is better)")
+    ax.set_yscale("log")
+    ax.legend()
+    ax.set_title(f"scatter_nd family on {os.cpu_count()} CPU cores")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="16x smaller, fewer rounds")
+    parser.add_argument("--rounds", type=int, default=None)
+    parser.add_argument("--only", default="", help="comma-separated workload names")
+    parser.add_argument("--out", default="build/bench")
+    args = parser.parse_args(argv)
+
+    workloads = [w for w in WORKLOADS if not args.only or w.name in args.only.split(",")]
+    if args.quick:
+        workloads = [quick(w) for w in workloads]
+    rounds = args.rounds or (5 if args.quick else 15)
+    rng = np.random.default_rng(0)
+    bandwidth = copy_bandwidth(128 * M if args.quick else 512 * M)
+
+    total, done = len(workloads) * (rounds + 1), 0
+    results = []
+    for w in workloads:
+        progress(done, total, f"{w.name}: check")
+        inputs = make_inputs(w, rng)
+        impls = implementations(w)
+        check(w, impls, inputs)
+        done += 1
+
+        def tick(w=w):
+            nonlocal done
+            done += 1
+            progress(done, total, f"{w.name}: timing")
+
+        t = time_workload(w, impls, inputs, rounds, tick)
+        floor = None if w.eager_tiny else bytes_moved(w, inputs) / bandwidth
+        results.append(dict(name=w.name, title=w.title, ours=t["ours"], tf=t["tf"], xla=t.get("xla"),
+                            floor=floor, per_call=w.eager_tiny, bytes=None if w.eager_tiny else bytes_moved(w, inputs)))
+        del inputs
+    sys.stderr.write("\n")
+
+    table = render(results, bandwidth)
+    print(table)
+    os.makedirs(args.out, exist_ok=True)
+    with open(os.path.join(args.out, "bench.json"), "w") as f:
+        json.dump(dict(bandwidth=bandwidth, cpus=os.cpu_count(), tf=tf.__version__, quick=args.quick,
+                       rounds=rounds, results=results), f, indent=1)
+    plot(results, os.path.join(args.out, "bench.png"))
+    print(f"\nwrote {args.out}/bench.json and {args.out}/bench.png")
+
+
+if __name__ == "__main__":
+    main()
