@@ -28,9 +28,11 @@ def assert_numeric(f, *args):
 
 
 def test_numeric_gradients_all_ops(rng):
-    t = rng.standard_normal((4, 3))
-    u = rng.standard_normal((5, 3))
-    idx = [[0], [2], [0], [3], [2]]  # duplicates; continuous (no ties) for min/max
+    # Values at least 0.5 apart, so no finite-difference step crosses a
+    # min/max tie; duplicates in the indices.
+    t = rng.permutation(12).reshape(4, 3) * 1.0
+    u = rng.permutation(15).reshape(5, 3) + 0.5
+    idx = [[0], [2], [0], [3], [2]]
     for op in ("tensor_scatter_nd_update", "tensor_scatter_nd_add", "tensor_scatter_nd_sub",
                "tensor_scatter_nd_min", "tensor_scatter_nd_max"):
         assert_numeric(lambda a, b, op=op: getattr(tso, op)(a, idx, b), t, u)

@@ -42,6 +42,7 @@ def check_version(built, running=None):
         )
 
 
+@tf.autograph.experimental.do_not_convert
 def load():
     """Returns the loaded ops module, loading the library on first call."""
     global _library

@@ -48,6 +48,35 @@ _DTYPE_SETS = {op: frozenset(ds) for op, ds in DTYPES.items()}
 _INDEX_SET = frozenset(INDEX_DTYPES)
 
 
+def _library_function(f):
+    """Library code: AutoGraph has nothing to convert in it (it only warns)."""
+    return tf.autograph.experimental.do_not_convert(f)
+
+
+def in_xla_context():
+    """True while a graph is being built for XLA (tf.function(jit_compile=True)).
+
+    Custom ops have no XLA kernels, so there the wrappers lower to
+    TensorFlow's own XLA-compilable ops instead (same results for valid
+    input; XLA drops out-of-bound scatter rows and clamps gather indices
+    whatever the policy). The check uses TensorFlow's private
+    control_flow_util, kept to this one helper.
+    """
+    if tf.executing_eagerly():
+        return False
+    from tensorflow.python.ops import control_flow_util  # private API
+    return control_flow_util.GraphOrParentsInXlaContext(tf.compat.v1.get_default_graph())
+
+
+_XLA_OPS = {
+    "tensor_scatter_nd_update": "TensorScatterUpdate",
+    "tensor_scatter_nd_add": "TensorScatterAdd",
+    "tensor_scatter_nd_sub": "TensorScatterSub",
+    "tensor_scatter_nd_min": "TensorScatterMin",
+    "tensor_scatter_nd_max": "TensorScatterMax",
+}
+
+
 def check_policy(bad_indices_policy):
     """Returns the policy as a str, or raises InvalidArgumentError."""
     if bad_indices_policy == "":
@@ -109,9 +138,13 @@ def _tensor_scatter_call(op, raw, tensor, indices, updates, policy):
     _check_dtype(op, tensor.dtype)
     indices = _indices(indices)
     updates = _tensor(updates, dtype=tensor.dtype, name="updates")
+    if in_xla_context():
+        return getattr(tf.raw_ops, _XLA_OPS[op])(
+            tensor=tensor, indices=indices, updates=updates, bad_indices_policy=policy)
     return raw(tensor=tensor, indices=indices, updates=updates, bad_indices_policy=policy)
 
 
+@_library_function
 def scatter_nd(indices, updates, shape, bad_indices_policy="", name=None):
     """Scatters `updates` into a new zero tensor of `shape` at `indices`.
 
@@ -132,11 +165,11 @@ def scatter_nd(indices, updates, shape, bad_indices_policy="", name=None):
         if shape.dtype != indices.dtype:
             wide = max(shape.dtype, indices.dtype, key=lambda d: d.size)
             shape, indices = tf.cast(shape, wide), tf.cast(indices, wide)
-        return _loader.load().tf_scatter_scatter_nd(
-            indices=indices, updates=updates, shape=shape,
-            bad_indices_policy=policy)
+        raw = tf.raw_ops.ScatterNd if in_xla_context() else _loader.load().tf_scatter_scatter_nd
+        return raw(indices=indices, updates=updates, shape=shape, bad_indices_policy=policy)
 
 
+@_library_function
 def tensor_scatter_nd_update(tensor, indices, updates, bad_indices_policy="",
                              name=None):
     """Copy of `tensor` with `updates` written at `indices`; the last duplicate
@@ -147,6 +180,7 @@ def tensor_scatter_nd_update(tensor, indices, updates, bad_indices_policy="",
                            tensor, indices, updates, bad_indices_policy, name)
 
 
+@_library_function
 def tensor_scatter_nd_add(tensor, indices, updates, bad_indices_policy="",
                           name=None):
     """Copy of `tensor` with `updates` added at `indices`, in index order."""
@@ -155,6 +189,7 @@ def tensor_scatter_nd_add(tensor, indices, updates, bad_indices_policy="",
                            tensor, indices, updates, bad_indices_policy, name)
 
 
+@_library_function
 def tensor_scatter_nd_sub(tensor, indices, updates, bad_indices_policy="",
                           name=None):
     """Copy of `tensor` with `updates` subtracted at `indices`, in index order."""
@@ -163,6 +198,7 @@ def tensor_scatter_nd_sub(tensor, indices, updates, bad_indices_policy="",
                            tensor, indices, updates, bad_indices_policy, name)
 
 
+@_library_function
 def tensor_scatter_nd_min(tensor, indices, updates, bad_indices_policy="",
                           name=None):
     """Elementwise minimum of `tensor` and the updates at `indices`."""
@@ -171,6 +207,7 @@ def tensor_scatter_nd_min(tensor, indices, updates, bad_indices_policy="",
                            tensor, indices, updates, bad_indices_policy, name)
 
 
+@_library_function
 def tensor_scatter_nd_max(tensor, indices, updates, bad_indices_policy="",
                           name=None):
     """Elementwise maximum of `tensor` and the updates at `indices`."""
@@ -180,8 +217,8 @@ def tensor_scatter_nd_max(tensor, indices, updates, bad_indices_policy="",
 
 
 def _raw_gather_nd(params, indices, policy):
-    return _loader.load().tf_scatter_gather_nd(
-        params=params, indices=indices, bad_indices_policy=policy)
+    raw = tf.raw_ops.GatherNd if in_xla_context() else _loader.load().tf_scatter_gather_nd
+    return raw(params=params, indices=indices, bad_indices_policy=policy)
 
 
 def _batch_indices(params, indices, batch_dims):
@@ -207,6 +244,7 @@ def _batch_indices(params, indices, batch_dims):
     return tf.concat([tf.stack(coords, axis=-1), indices], axis=-1)
 
 
+@_library_function
 def gather_nd(params, indices, batch_dims=0, name=None, bad_indices_policy=""):
     """Gathers slices of `params` at `indices` (the inverse of scatter_nd).
 
