@@ -169,51 +169,33 @@ def scatter_nd(indices, updates, shape, bad_indices_policy="", name=None):
         return raw(indices=indices, updates=updates, shape=shape, bad_indices_policy=policy)
 
 
-@_library_function
-def tensor_scatter_nd_update(tensor, indices, updates, bad_indices_policy="",
-                             name=None):
+def _tensor_scatter_function(op, raw_name, doc):
+    """One public tensor_scatter_nd_* function: TensorFlow's signature."""
+    def f(tensor, indices, updates, bad_indices_policy="", name=None):
+        return _tensor_scatter(op, getattr(_loader.load(), raw_name), tensor, indices,
+                               updates, bad_indices_policy, name)
+    f.__name__ = f.__qualname__ = op
+    f.__doc__ = doc
+    return _library_function(f)
+
+
+tensor_scatter_nd_update = _tensor_scatter_function(
+    "tensor_scatter_nd_update", "tf_scatter_tensor_scatter_update",
     """Copy of `tensor` with `updates` written at `indices`; the last duplicate
     in index order wins (on every device). The gradient goes to the winning
-    update only (TensorFlow gives it to every duplicate)."""
-    return _tensor_scatter("tensor_scatter_nd_update",
-                           _loader.load().tf_scatter_tensor_scatter_update,
-                           tensor, indices, updates, bad_indices_policy, name)
-
-
-@_library_function
-def tensor_scatter_nd_add(tensor, indices, updates, bad_indices_policy="",
-                          name=None):
-    """Copy of `tensor` with `updates` added at `indices`, in index order."""
-    return _tensor_scatter("tensor_scatter_nd_add",
-                           _loader.load().tf_scatter_tensor_scatter_add,
-                           tensor, indices, updates, bad_indices_policy, name)
-
-
-@_library_function
-def tensor_scatter_nd_sub(tensor, indices, updates, bad_indices_policy="",
-                          name=None):
-    """Copy of `tensor` with `updates` subtracted at `indices`, in index order."""
-    return _tensor_scatter("tensor_scatter_nd_sub",
-                           _loader.load().tf_scatter_tensor_scatter_sub,
-                           tensor, indices, updates, bad_indices_policy, name)
-
-
-@_library_function
-def tensor_scatter_nd_min(tensor, indices, updates, bad_indices_policy="",
-                          name=None):
-    """Elementwise minimum of `tensor` and the updates at `indices`."""
-    return _tensor_scatter("tensor_scatter_nd_min",
-                           _loader.load().tf_scatter_tensor_scatter_min,
-                           tensor, indices, updates, bad_indices_policy, name)
-
-
-@_library_function
-def tensor_scatter_nd_max(tensor, indices, updates, bad_indices_policy="",
-                          name=None):
-    """Elementwise maximum of `tensor` and the updates at `indices`."""
-    return _tensor_scatter("tensor_scatter_nd_max",
-                           _loader.load().tf_scatter_tensor_scatter_max,
-                           tensor, indices, updates, bad_indices_policy, name)
+    update only (TensorFlow gives it to every duplicate).""")
+tensor_scatter_nd_add = _tensor_scatter_function(
+    "tensor_scatter_nd_add", "tf_scatter_tensor_scatter_add",
+    "Copy of `tensor` with `updates` added at `indices`, in index order.")
+tensor_scatter_nd_sub = _tensor_scatter_function(
+    "tensor_scatter_nd_sub", "tf_scatter_tensor_scatter_sub",
+    "Copy of `tensor` with `updates` subtracted at `indices`, in index order.")
+tensor_scatter_nd_min = _tensor_scatter_function(
+    "tensor_scatter_nd_min", "tf_scatter_tensor_scatter_min",
+    "Elementwise minimum of `tensor` and the updates at `indices`.")
+tensor_scatter_nd_max = _tensor_scatter_function(
+    "tensor_scatter_nd_max", "tf_scatter_tensor_scatter_max",
+    "Elementwise maximum of `tensor` and the updates at `indices`.")
 
 
 def _raw_gather_nd(params, indices, policy):
