@@ -42,12 +42,16 @@ def check_version(built, running=None):
         )
 
 
-@tf.autograph.experimental.do_not_convert
 def load():
     """Returns the loaded ops module, loading the library on first call."""
-    global _library
     if _library is not None:
         return _library
+    return _load_once()
+
+
+@tf.autograph.experimental.do_not_convert  # file checks: nothing for AutoGraph
+def _load_once():
+    global _library
     with _lock:
         if _library is None:
             path = library_path()

@@ -65,7 +65,9 @@ def quick(w):
     shape = (max(w.shape[0] // 16, 64),) + w.shape[1:] if not w.eager_tiny else w.shape
     if w.op == "scatter_nd" and w.depth == 2:
         shape = (1024, 1024)
-    return dataclasses.replace(w, shape=shape, n=max(w.n // 16, 10) if not w.eager_tiny else w.n)
+    title = w.title if w.eager_tiny else f"{w.title} at 1/16 size"
+    return dataclasses.replace(w, shape=shape, n=max(w.n // 16, 10) if not w.eager_tiny else w.n,
+                               title=title)
 
 
 def make_inputs(w, rng):

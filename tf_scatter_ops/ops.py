@@ -48,11 +48,6 @@ _DTYPE_SETS = {op: frozenset(ds) for op, ds in DTYPES.items()}
 _INDEX_SET = frozenset(INDEX_DTYPES)
 
 
-def _library_function(f):
-    """Library code: AutoGraph has nothing to convert in it (it only warns)."""
-    return tf.autograph.experimental.do_not_convert(f)
-
-
 def in_xla_context():
     """True while a graph is being built for XLA (tf.function(jit_compile=True)).
 
@@ -144,7 +139,6 @@ def _tensor_scatter_call(op, raw, tensor, indices, updates, policy):
     return raw(tensor=tensor, indices=indices, updates=updates, bad_indices_policy=policy)
 
 
-@_library_function
 def scatter_nd(indices, updates, shape, bad_indices_policy="", name=None):
     """Scatters `updates` into a new zero tensor of `shape` at `indices`.
 
@@ -176,7 +170,7 @@ def _tensor_scatter_function(op, raw_name, doc):
                                updates, bad_indices_policy, name)
     f.__name__ = f.__qualname__ = op
     f.__doc__ = doc
-    return _library_function(f)
+    return f
 
 
 tensor_scatter_nd_update = _tensor_scatter_function(
@@ -226,7 +220,6 @@ def _batch_indices(params, indices, batch_dims):
     return tf.concat([tf.stack(coords, axis=-1), indices], axis=-1)
 
 
-@_library_function
 def gather_nd(params, indices, batch_dims=0, name=None, bad_indices_policy=""):
     """Gathers slices of `params` at `indices` (the inverse of scatter_nd).
 
