@@ -32,7 +32,7 @@ $(BUILD)/tf_flags.mk: $(VENV)/.installed tools/tf_flags.py
 	$(PY) tools/tf_flags.py > $@
 -include $(BUILD)/tf_flags.mk
 
-CXXFLAGS := -O3 -fPIC -Wall -Wno-sign-compare -Wno-deprecated-declarations -fvisibility=hidden $(TF_CFLAGS) -DTFSO_TF_VERSION=$(TF_VERSION)
+CXXFLAGS := -O3 -fPIC -Wall -Wno-sign-compare -Wno-deprecated-declarations -Wno-interference-size -fvisibility=hidden $(TF_CFLAGS) -DTFSO_TF_VERSION=$(TF_VERSION)
 LDFLAGS := -shared $(TF_LFLAGS) -Wl,-rpath,'$$ORIGIN/../tensorflow' -Wl,-O1
 
 $(BUILD)/%.o: cc/%.cc $(HDRS) $(BUILD)/tf_flags.mk

@@ -4,9 +4,6 @@ a plain loop over index rows in index order, in canonical [slots, slice] form.""
 import numpy as np
 import tensorflow as tf
 
-INT_INFO = {}
-
-
 class BadIndex(Exception):
     def __init__(self, row, index):
         super().__init__(f"indices[{row}] = {index}")

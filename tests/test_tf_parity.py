@@ -9,16 +9,9 @@ import tf_scatter_ops as tso
 from tf_scatter_ops.ops import DTYPES
 import reference as ref
 
-# The dtypes TensorFlow 2.21 has CPU kernels for (shared/tf-behaviour.md 1.2).
-TF_DTYPES = {
-    "scatter_nd": DTYPES["scatter_nd"],
-    "tensor_scatter_nd_update": DTYPES["tensor_scatter_nd_update"],
-    "tensor_scatter_nd_add": DTYPES["tensor_scatter_nd_add"],
-    "tensor_scatter_nd_sub": DTYPES["tensor_scatter_nd_sub"],
-    "tensor_scatter_nd_min": DTYPES["tensor_scatter_nd_min"],
-    "tensor_scatter_nd_max": DTYPES["tensor_scatter_nd_max"],
-    "gather_nd": DTYPES["gather_nd"],
-}
+# TensorFlow 2.21 has CPU kernels for exactly our value dtypes
+# (shared/tf-behaviour.md 1.2); only its index dtypes are fewer.
+TF_DTYPES = DTYPES
 SCATTERS = [op for op in TF_DTYPES if op.startswith("tensor_")]
 
 # (shape, outer dims of indices, depth): small cases and ones large enough for

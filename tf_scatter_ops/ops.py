@@ -63,13 +63,22 @@ def in_xla_context():
     return control_flow_util.GraphOrParentsInXlaContext(tf.compat.v1.get_default_graph())
 
 
-_XLA_OPS = {
-    "tensor_scatter_nd_update": "TensorScatterUpdate",
-    "tensor_scatter_nd_add": "TensorScatterAdd",
-    "tensor_scatter_nd_sub": "TensorScatterSub",
-    "tensor_scatter_nd_min": "TensorScatterMin",
-    "tensor_scatter_nd_max": "TensorScatterMax",
+# Python name -> (TensorFlow's raw op, used under XLA; ours in the library).
+_RAW_OPS = {
+    "scatter_nd": ("ScatterNd", "tf_scatter_scatter_nd"),
+    "tensor_scatter_nd_update": ("TensorScatterUpdate", "tf_scatter_tensor_scatter_update"),
+    "tensor_scatter_nd_add": ("TensorScatterAdd", "tf_scatter_tensor_scatter_add"),
+    "tensor_scatter_nd_sub": ("TensorScatterSub", "tf_scatter_tensor_scatter_sub"),
+    "tensor_scatter_nd_min": ("TensorScatterMin", "tf_scatter_tensor_scatter_min"),
+    "tensor_scatter_nd_max": ("TensorScatterMax", "tf_scatter_tensor_scatter_max"),
+    "gather_nd": ("GatherNd", "tf_scatter_gather_nd"),
 }
+
+
+def _raw_op(op):
+    """The op function to call for `op` here: ours, or TensorFlow's under XLA."""
+    tf_name, ours = _RAW_OPS[op]
+    return getattr(tf.raw_ops, tf_name) if in_xla_context() else getattr(_loader.load(), ours)
 
 
 def check_policy(bad_indices_policy):
@@ -113,30 +122,22 @@ def _check_dtype(op, dtype):
             f"{op} does not support dtype {dtype.name}; supported: {names}")
 
 
-def _tensor_scatter(op, raw, tensor, indices, updates, bad_indices_policy, name):
+def _tensor_scatter(op, tensor, indices, updates, bad_indices_policy, name):
     # Tiny eager calls are dominated by Python: go straight to the op when the
     # inputs are eager tensors of valid dtypes (the kernel checks the rest).
     if (type(tensor) is _EagerTensor and type(indices) is _EagerTensor
             and type(updates) is _EagerTensor and bad_indices_policy == ""
             and tensor.dtype in _DTYPE_SETS[op] and indices.dtype in _INDEX_SET
             and updates.dtype is tensor.dtype):
-        return raw(tensor, indices, updates)
+        return getattr(_loader.load(), _RAW_OPS[op][1])(tensor, indices, updates)
     policy = check_policy(bad_indices_policy)
-    if tf.executing_eagerly():  # the per-call hot path: no scope, no conversions
-        return _tensor_scatter_call(op, raw, tensor, indices, updates, policy)
-    with tf.name_scope(name or op):
-        return _tensor_scatter_call(op, raw, tensor, indices, updates, policy)
-
-
-def _tensor_scatter_call(op, raw, tensor, indices, updates, policy):
-    tensor = _tensor(tensor, name="tensor")
-    _check_dtype(op, tensor.dtype)
-    indices = _indices(indices)
-    updates = _tensor(updates, dtype=tensor.dtype, name="updates")
-    if in_xla_context():
-        return getattr(tf.raw_ops, _XLA_OPS[op])(
-            tensor=tensor, indices=indices, updates=updates, bad_indices_policy=policy)
-    return raw(tensor=tensor, indices=indices, updates=updates, bad_indices_policy=policy)
+    with _scope(name or op):
+        tensor = _tensor(tensor, name="tensor")
+        _check_dtype(op, tensor.dtype)
+        indices = _indices(indices)
+        updates = _tensor(updates, dtype=tensor.dtype, name="updates")
+        return _raw_op(op)(tensor=tensor, indices=indices, updates=updates,
+                           bad_indices_policy=policy)
 
 
 def scatter_nd(indices, updates, shape, bad_indices_policy="", name=None):
@@ -153,48 +154,46 @@ def scatter_nd(indices, updates, shape, bad_indices_policy="", name=None):
         updates = _tensor(updates, name="updates")
         _check_dtype("scatter_nd", updates.dtype)
         shape = _tensor(shape, dtype_hint=indices.dtype, name="shape")
-        if shape.dtype not in INDEX_DTYPES:
+        if shape.dtype not in _INDEX_SET:
             raise ValueError(
                 f"shape must be int16, int32 or int64, got {shape.dtype.name}")
         if shape.dtype != indices.dtype:
             wide = max(shape.dtype, indices.dtype, key=lambda d: d.size)
             shape, indices = tf.cast(shape, wide), tf.cast(indices, wide)
-        raw = tf.raw_ops.ScatterNd if in_xla_context() else _loader.load().tf_scatter_scatter_nd
-        return raw(indices=indices, updates=updates, shape=shape, bad_indices_policy=policy)
+        return _raw_op("scatter_nd")(indices=indices, updates=updates, shape=shape,
+                                     bad_indices_policy=policy)
 
 
-def _tensor_scatter_function(op, raw_name, doc):
+def _tensor_scatter_function(op, doc):
     """One public tensor_scatter_nd_* function: TensorFlow's signature."""
     def f(tensor, indices, updates, bad_indices_policy="", name=None):
-        return _tensor_scatter(op, getattr(_loader.load(), raw_name), tensor, indices,
-                               updates, bad_indices_policy, name)
+        return _tensor_scatter(op, tensor, indices, updates, bad_indices_policy, name)
     f.__name__ = f.__qualname__ = op
     f.__doc__ = doc
     return f
 
 
 tensor_scatter_nd_update = _tensor_scatter_function(
-    "tensor_scatter_nd_update", "tf_scatter_tensor_scatter_update",
+    "tensor_scatter_nd_update",
     """Copy of `tensor` with `updates` written at `indices`; the last duplicate
     in index order wins (on every device). The gradient goes to the winning
     update only (TensorFlow gives it to every duplicate).""")
 tensor_scatter_nd_add = _tensor_scatter_function(
-    "tensor_scatter_nd_add", "tf_scatter_tensor_scatter_add",
+    "tensor_scatter_nd_add",
     "Copy of `tensor` with `updates` added at `indices`, in index order.")
 tensor_scatter_nd_sub = _tensor_scatter_function(
-    "tensor_scatter_nd_sub", "tf_scatter_tensor_scatter_sub",
+    "tensor_scatter_nd_sub",
     "Copy of `tensor` with `updates` subtracted at `indices`, in index order.")
 tensor_scatter_nd_min = _tensor_scatter_function(
-    "tensor_scatter_nd_min", "tf_scatter_tensor_scatter_min",
+    "tensor_scatter_nd_min",
     "Elementwise minimum of `tensor` and the updates at `indices`.")
 tensor_scatter_nd_max = _tensor_scatter_function(
-    "tensor_scatter_nd_max", "tf_scatter_tensor_scatter_max",
+    "tensor_scatter_nd_max",
     "Elementwise maximum of `tensor` and the updates at `indices`.")
 
 
 def _raw_gather_nd(params, indices, policy):
-    raw = tf.raw_ops.GatherNd if in_xla_context() else _loader.load().tf_scatter_gather_nd
-    return raw(params=params, indices=indices, bad_indices_policy=policy)
+    return _raw_op("gather_nd")(params=params, indices=indices, bad_indices_policy=policy)
 
 
 def _batch_indices(params, indices, batch_dims):

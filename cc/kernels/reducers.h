@@ -36,13 +36,11 @@ struct HasAppend<T, std::void_t<decltype(std::declval<T&>().append(
                         std::declval<const T&>()))>> : std::true_type {};
 
 struct AssignOp {
-  static constexpr const char* kName = "update";
   template <typename T>
   static TFSO_HD void Apply(T& out, const T& upd) { out = upd; }
 };
 
 struct AddOp {
-  static constexpr const char* kName = "add";
   template <typename T>
   static TFSO_HD void Apply(T& out, const T& upd) {
     if constexpr (std::is_same<T, bool>::value) {
@@ -61,7 +59,6 @@ struct AddOp {
 };
 
 struct SubOp {
-  static constexpr const char* kName = "sub";
   template <typename T>
   static TFSO_HD void Apply(T& out, const T& upd) {
     if constexpr (Wrapping<T>::value) {
@@ -78,7 +75,6 @@ struct SubOp {
 // min/max keep TensorFlow's (and std::min/std::max's) NaN behaviour: a NaN
 // already in the output stays, a NaN update never replaces a number.
 struct MinOp {
-  static constexpr const char* kName = "min";
   template <typename T>
   static TFSO_HD void Apply(T& out, const T& upd) {
     out = upd < out ? upd : out;  // a select, not a branch: minss on floats
@@ -86,7 +82,6 @@ struct MinOp {
 };
 
 struct MaxOp {
-  static constexpr const char* kName = "max";
   template <typename T>
   static TFSO_HD void Apply(T& out, const T& upd) {
     out = out < upd ? upd : out;

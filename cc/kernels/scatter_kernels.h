@@ -50,13 +50,22 @@ void RunScatter(OpKernelContext* c, const Geometry& g, const Slots& slots,
                     As<E>(out->flat<T>().data()), CpuParallel(c));
 }
 
-// tensor_scatter_nd_{update,add,sub,min,max}: inputs tensor, indices, updates.
-template <typename T, typename Op>
-class TensorScatterOp : public ::tensorflow::OpKernel {
+// What every kernel of the family does at construction: read the policy.
+class PolicyKernel : public ::tensorflow::OpKernel {
  public:
-  explicit TensorScatterOp(OpKernelConstruction* c) : OpKernel(c) {
+  explicit PolicyKernel(OpKernelConstruction* c) : OpKernel(c) {
     OP_REQUIRES_OK(c, ParseBadIndicesPolicy(c, &ignore_));
   }
+
+ protected:
+  bool ignore_ = false;  // "IGNORE": drop bad rows instead of failing
+};
+
+// tensor_scatter_nd_{update,add,sub,min,max}: inputs tensor, indices, updates.
+template <typename T, typename Op>
+class TensorScatterOp : public PolicyKernel {
+ public:
+  using PolicyKernel::PolicyKernel;
 
   void Compute(OpKernelContext* c) override {
     const Tensor& tensor = c->input(0);
@@ -77,18 +86,13 @@ class TensorScatterOp : public ::tensorflow::OpKernel {
         in == out->flat<T>().data() ? Init::kInPlace : Init::kCopy;
     RunScatter<T, Op>(c, g, slots, updates, in, mode, out);
   }
-
- private:
-  bool ignore_ = false;
 };
 
 // scatter_nd: inputs indices, updates, shape; duplicates accumulate.
 template <typename T>
-class ScatterNdOp : public ::tensorflow::OpKernel {
+class ScatterNdOp : public PolicyKernel {
  public:
-  explicit ScatterNdOp(OpKernelConstruction* c) : OpKernel(c) {
-    OP_REQUIRES_OK(c, ParseBadIndicesPolicy(c, &ignore_));
-  }
+  using PolicyKernel::PolicyKernel;
 
   void Compute(OpKernelContext* c) override {
     const Tensor& indices = c->input(0);
@@ -105,18 +109,13 @@ class ScatterNdOp : public ::tensorflow::OpKernel {
     if (shape.num_elements() == 0) return;
     RunScatter<T, AddOp>(c, g, slots, updates, nullptr, Init::kZero, out);
   }
-
- private:
-  bool ignore_ = false;
 };
 
 // gather_nd: inputs params, indices; IGNORE gives zeros for bad rows.
 template <typename T>
-class GatherNdOp : public ::tensorflow::OpKernel {
+class GatherNdOp : public PolicyKernel {
  public:
-  explicit GatherNdOp(OpKernelConstruction* c) : OpKernel(c) {
-    OP_REQUIRES_OK(c, ParseBadIndicesPolicy(c, &ignore_));
-  }
+  using PolicyKernel::PolicyKernel;
 
   void Compute(OpKernelContext* c) override {
     const Tensor& params = c->input(0);
@@ -135,9 +134,6 @@ class GatherNdOp : public ::tensorflow::OpKernel {
     GatherCpu<E>(s, As<E>(params.flat<T>().data()),
                  As<E>(out->flat<T>().data()), CpuParallel(c));
   }
-
- private:
-  bool ignore_ = false;
 };
 
 }  // namespace tf_scatter_ops
