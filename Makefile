@@ -18,6 +18,10 @@ HDRS := $(wildcard cc/kernels/*.h)
 .PHONY: all install demo test test-python bench bazel clean
 all: $(SO)
 
+# Extra CI steps live in mk/*.mk: each file adds its target to CI_EXTRA,
+# which `make test` runs after pytest and the bazel build.
+CI_EXTRA :=
+
 install: $(VENV)/.installed
 $(VENV)/.installed: requirements.txt
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -51,6 +55,7 @@ test: $(VENV)/.installed
 	$(MAKE) -j$(JOBS) $(SO)
 	$(PY) -m pytest -q tests
 	$(MAKE) bazel
+	$(if $(strip $(CI_EXTRA)),$(MAKE) $(CI_EXTRA))
 
 bench: $(VENV)/.installed
 	$(MAKE) -j$(JOBS) $(SO)
@@ -70,3 +75,5 @@ bazel: $(VENV)/.installed
 
 clean:
 	rm -rf $(BUILD) $(SO) bazel-*
+
+include $(wildcard mk/*.mk)
