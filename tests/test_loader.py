@@ -22,3 +22,52 @@ def test_version_mismatch_names_both_versions_and_the_fix():
 
 def test_mismatch_error_is_an_import_error():
     assert issubclass(_loader.TensorFlowVersionMismatchError, ImportError)
+
+
+# Importing the package loads the library (SavedModels and Keras models need
+# the ops registered before they are read); these run in fresh processes.
+
+from ecosystem_util import python_env, run_python  # noqa: E402
+
+
+def test_import_registers_the_ops():
+    rc, out, err = run_python("""
+        from tensorflow.python.framework import op_def_registry
+        assert op_def_registry.get("TfScatter>ScatterNd") is None
+        import tf_scatter_ops
+        for op in ("ScatterNd", "TensorScatterUpdate", "TensorScatterAdd", "TensorScatterSub",
+                   "TensorScatterMin", "TensorScatterMax", "GatherNd"):
+            assert op_def_registry.get("TfScatter>" + op) is not None, op
+        print("ok")
+    """)
+    assert rc == 0 and out.strip() == "ok", err[-3000:]
+
+
+def test_import_fails_on_a_library_built_for_another_tensorflow(tmp_path):
+    data = open(_loader.library_path(), "rb").read()
+    stamp = f"TF_SCATTER_OPS_BUILT_AGAINST_TF={tf.__version__};".encode()
+    assert stamp in data
+    other = "9" + tf.__version__[1:]  # same length, another version
+    fake = tmp_path / "_tf_scatter_ops.so"
+    fake.write_bytes(data.replace(stamp, stamp.replace(tf.__version__.encode(), other.encode())))
+    rc, out, err = run_python("""
+        try:
+            import tf_scatter_ops
+        except ImportError as e:
+            print(type(e).__name__, "|", e)
+    """, env=python_env(TF_SCATTER_OPS_LIBRARY=fake))
+    assert rc == 0, err[-3000:]
+    assert out.startswith("TensorFlowVersionMismatchError |"), out + err[-3000:]
+    assert f"built against TensorFlow {other}" in out
+    assert f"TensorFlow {tf.__version__} is running" in out
+
+
+def test_missing_library_is_an_import_error_that_says_how_to_build(tmp_path):
+    rc, out, err = run_python("""
+        try:
+            import tf_scatter_ops
+        except ImportError as e:
+            print(type(e).__name__, "|", e)
+    """, env=python_env(TF_SCATTER_OPS_LIBRARY=tmp_path / "none.so"))
+    assert rc == 0, err[-3000:]
+    assert out.startswith("ImportError |") and "is missing" in out and "make" in out, out

@@ -1,8 +1,12 @@
 """tf-scatter-ops: TensorFlow's scatter_nd family and gather_nd as a custom-op
 plugin: deterministic, one out-of-bound policy everywhere, correct gradients.
 
-The compiled library loads on first use; importing this package also
-registers the gradients.
+Importing this package loads the compiled library (so that SavedModels and
+Keras models that use the `TfScatter>` ops load after `import tf_scatter_ops`),
+checks that it was built for the running TensorFlow (else
+TensorFlowVersionMismatchError), registers the gradients and the example
+Keras layer. `patch_tensorflow()` routes `tf.scatter_nd`, `tf.tensor_scatter_nd_*`
+and `tf.gather_nd` to the plugin.
 """
 
 from tf_scatter_ops import gradients as _gradients  # noqa: F401  (registers)
@@ -19,11 +23,23 @@ from tf_scatter_ops.ops import (
     tensor_scatter_sub,
     tensor_scatter_update,
 )
+from tf_scatter_ops.patch import is_patched, patch_tensorflow, patched, unpatch
+
+load()  # registers the TfScatter> ops now, not on first use
+
+try:  # the example layer, registered for keras.models.load_model
+    from tf_scatter_ops.keras_layers import ScatterAccumulate
+except ImportError:  # Keras is optional
+    ScatterAccumulate = None
 
 __all__ = [
+    "ScatterAccumulate",
     "TensorFlowVersionMismatchError",
     "gather_nd",
+    "is_patched",
     "load",
+    "patch_tensorflow",
+    "patched",
     "scatter_nd",
     "tensor_scatter_add",
     "tensor_scatter_nd_add",
@@ -33,4 +49,5 @@ __all__ = [
     "tensor_scatter_nd_update",
     "tensor_scatter_sub",
     "tensor_scatter_update",
+    "unpatch",
 ]

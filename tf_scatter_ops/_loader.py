@@ -1,8 +1,14 @@
-"""Finds and loads the compiled ops library on first use.
+"""Finds and loads the compiled ops library.
 
-The library only works inside the TensorFlow it was compiled against, so
-before loading it we read the version the build stamped into the file and
-compare it with the running TensorFlow.
+`import tf_scatter_ops` loads it (see __init__.py), so that the `TfScatter>`
+ops are registered before anything reads a graph that uses them: a
+SavedModel, a Keras model, a GraphDef. The library only works inside the
+TensorFlow it was compiled against, so before loading it we read the version
+the build stamped into the file and compare it with the running TensorFlow.
+
+`TF_SCATTER_OPS_LIBRARY=/path/to/_tf_scatter_ops.so` loads another build of
+the library (the bazel tests use it for bazel-bin's); the version check
+applies to it too.
 """
 
 import os
@@ -12,8 +18,11 @@ import tensorflow as tf
 
 from tf_scatter_ops._stamp import LIBRARY_NAME, built_against as _built_against
 
+LIBRARY_ENV = "TF_SCATTER_OPS_LIBRARY"
+
 _lock = threading.Lock()
 _library = None
+_loaded_path = None
 
 
 class TensorFlowVersionMismatchError(ImportError):
@@ -21,7 +30,17 @@ class TensorFlowVersionMismatchError(ImportError):
 
 
 def library_path():
+    """The library this process loads: $TF_SCATTER_OPS_LIBRARY, else the one
+    next to this file."""
+    override = os.environ.get(LIBRARY_ENV)
+    if override:
+        return os.path.abspath(override)
     return os.path.join(os.path.dirname(os.path.abspath(__file__)), LIBRARY_NAME)
+
+
+def loaded_path():
+    """The path of the library loaded into this process, or None."""
+    return _loaded_path
 
 
 def built_against(path=None):
@@ -51,7 +70,7 @@ def load():
 
 @tf.autograph.experimental.do_not_convert  # file checks: nothing for AutoGraph
 def _load_once():
-    global _library
+    global _library, _loaded_path
     with _lock:
         if _library is None:
             path = library_path()
@@ -62,4 +81,5 @@ def _load_once():
                 )
             check_version(built_against(path))
             _library = tf.load_op_library(path)
+            _loaded_path = path
     return _library
