@@ -1,0 +1,112 @@
+"""Drop-in: route TensorFlow's own names to the plugin.
+
+    tf_scatter_ops.patch_tensorflow()   # tf.scatter_nd & co. now run our ops
+    tf_scatter_ops.unpatch()            # TensorFlow's functions are back
+
+    with tf_scatter_ops.patched():      # only inside the block
+        model(x)
+
+Patched names: `tf.scatter_nd`, `tf.tensor_scatter_nd_{update,add,sub,min,max}`,
+`tf.gather_nd`, the same names under `tf.compat.v2` and `tf.compat.v1`, and
+v1's `tensor_scatter_{update,add,sub}`. Each replacement keeps the positional
+order of the TensorFlow function it replaces (`tf.tensor_scatter_nd_update`
+has no `bad_indices_policy` before `name`; v1's `gather_nd` has `name` before
+`batch_dims`). Code that looks the name up at call time (`tf.gather_nd(...)`,
+as Keras' TensorFlow backend does) is routed; references taken before
+patching (`from tensorflow import gather_nd`), TensorFlow's internal modules
+and `tf.raw_ops` are not. Functions already traced by `tf.function` keep the
+ops they were traced with.
+"""
+
+import contextlib
+import threading
+
+import tensorflow as tf
+
+from tf_scatter_ops import ops
+
+
+def _tensor_scatter_nd_update(tensor, indices, updates, name=None, bad_indices_policy=""):
+    """tf.tensor_scatter_nd_update's positional order (name before the policy)."""
+    return ops.tensor_scatter_nd_update(tensor, indices, updates, bad_indices_policy, name)
+
+
+def _v1_gather_nd(params, indices, name=None, batch_dims=0, bad_indices_policy=""):
+    """tf.compat.v1.gather_nd's positional order (name before batch_dims)."""
+    return ops.gather_nd(params, indices, batch_dims, name, bad_indices_policy)
+
+
+_V2 = {
+    "scatter_nd": ops.scatter_nd,
+    "tensor_scatter_nd_update": _tensor_scatter_nd_update,
+    "tensor_scatter_nd_add": ops.tensor_scatter_nd_add,
+    "tensor_scatter_nd_sub": ops.tensor_scatter_nd_sub,
+    "tensor_scatter_nd_min": ops.tensor_scatter_nd_min,
+    "tensor_scatter_nd_max": ops.tensor_scatter_nd_max,
+    "gather_nd": ops.gather_nd,
+}
+_V1 = dict(
+    _V2,
+    gather_nd=_v1_gather_nd,
+    tensor_scatter_update=_tensor_scatter_nd_update,
+    tensor_scatter_add=ops.tensor_scatter_nd_add,
+    tensor_scatter_sub=ops.tensor_scatter_nd_sub,
+)
+
+
+def _modules():
+    """(module, replacements) for every namespace we patch."""
+    return ((tf, _V2), (tf.compat.v2, _V2), (tf.compat.v1, _V1))
+
+
+_lock = threading.Lock()
+_saved = None  # [(module, name, TensorFlow's function)] while patched
+
+
+def patched_names():
+    """The names patch_tensorflow() replaces, e.g. 'tf.compat.v1.gather_nd'."""
+    prefixes = ("tf.", "tf.compat.v2.", "tf.compat.v1.")
+    return [p + n for p, (_, table) in zip(prefixes, _modules()) for n in table]
+
+
+def is_patched():
+    return _saved is not None
+
+
+def patch_tensorflow():
+    """Routes TensorFlow's scatter_nd family and gather_nd names to the plugin.
+    Idempotent; undo with unpatch()."""
+    global _saved
+    with _lock:
+        if _saved is not None:
+            return
+        saved = []
+        for module, table in _modules():
+            for name, ours in table.items():
+                saved.append((module, name, getattr(module, name)))
+                setattr(module, name, ours)
+        _saved = saved
+
+
+def unpatch():
+    """Puts TensorFlow's own functions back (no-op when not patched)."""
+    global _saved
+    with _lock:
+        if _saved is None:
+            return
+        for module, name, original in reversed(_saved):
+            setattr(module, name, original)
+        _saved = None
+
+
+@contextlib.contextmanager
+def patched():
+    """patch_tensorflow() for the duration of a `with` block; leaves the patch
+    in place on exit if it was already there on entry."""
+    was_patched = is_patched()
+    patch_tensorflow()
+    try:
+        yield
+    finally:
+        if not was_patched:
+            unpatch()
