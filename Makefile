@@ -9,11 +9,27 @@ BUILD := build
 SO := tf_scatter_ops/_tf_scatter_ops.so
 JOBS ?= $(shell nproc)
 
-KERNEL_SRCS := $(wildcard cc/kernels/*.cc)
+KERNEL_SRCS := $(filter-out %.cu.cc,$(wildcard cc/kernels/*.cc))
 OP_SRCS := $(wildcard cc/ops/*.cc)
 SRCS := $(KERNEL_SRCS) $(OP_SRCS)
 OBJS := $(patsubst cc/%.cc,$(BUILD)/%.o,$(SRCS))
 HDRS := $(wildcard cc/kernels/*.h)
+
+# GPU kernels: built into the same .so whenever nvcc is found (TFSO_GPU=0
+# turns them off). The CUDA sources include no TensorFlow header; cudart is
+# linked statically so the .so still loads into CPU-only TensorFlow.
+NVCC ?= $(shell command -v nvcc 2>/dev/null)
+TFSO_GPU ?= $(if $(NVCC),1,0)
+CUDA_HOME ?= $(realpath $(shell $(NVCC) --dryrun -c -x cu /dev/null -o /dev/null 2>&1 | sed -n 's/^#\$$ TOP=//p'))
+CU_SRCS := $(wildcard cc/kernels/*.cu.cc)
+CU_HDRS := $(wildcard cc/kernels/*.cuh) cc/kernels/scatter_gpu.h cc/kernels/element_types.h cc/kernels/reducers.h cc/kernels/init_mode.h
+NVCCFLAGS := -std=c++17 -O3 -Xcompiler -fPIC,-fvisibility=hidden -DCUB_WRAPPED_NAMESPACE=tfso_cub \
+  -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=[sm_90,compute_90]
+ifeq ($(TFSO_GPU),1)
+OBJS += $(patsubst cc/%.cu.cc,$(BUILD)/%.cu.o,$(CU_SRCS))
+GPU_CXXFLAGS := -DTFSO_WITH_CUDA=1
+GPU_LDFLAGS := -L$(CUDA_HOME)/lib64 -l:libcudart_static.a -ldl -lpthread -lrt
+endif
 
 .PHONY: all install demo test test-python bench bazel clean
 all: $(SO)
@@ -36,12 +52,21 @@ $(BUILD)/tf_flags.mk: $(VENV)/.installed tools/tf_flags.py
 	$(PY) tools/tf_flags.py > $@
 -include $(BUILD)/tf_flags.mk
 
-CXXFLAGS := -O3 -fPIC -Wall -Wno-sign-compare -Wno-deprecated-declarations -Wno-interference-size -fvisibility=hidden $(TF_CFLAGS) -DTFSO_TF_VERSION=$(TF_VERSION)
-LDFLAGS := -shared $(TF_LFLAGS) -Wl,-rpath,'$$ORIGIN/../tensorflow' -Wl,-O1
+CXXFLAGS := -O3 -fPIC -Wall -Wno-sign-compare -Wno-deprecated-declarations -Wno-interference-size -fvisibility=hidden $(TF_CFLAGS) -DTFSO_TF_VERSION=$(TF_VERSION) $(GPU_CXXFLAGS)
+LDFLAGS := -shared $(TF_LFLAGS) -Wl,-rpath,'$$ORIGIN/../tensorflow' -Wl,-O1 $(GPU_LDFLAGS)
 
-$(BUILD)/%.o: cc/%.cc $(HDRS) $(BUILD)/tf_flags.mk
+$(BUILD)/%.o: cc/%.cc $(HDRS) $(BUILD)/tf_flags.mk $(BUILD)/gpu-$(TFSO_GPU).stamp
 	mkdir -p $(dir $@)
 	$(CXX) $(CXXFLAGS) -c $< -o $@
+
+$(BUILD)/%.cu.o: cc/%.cu.cc $(CU_HDRS)
+	mkdir -p $(dir $@)
+	$(NVCC) $(NVCCFLAGS) -x cu -c $< -o $@
+
+# Which kind of build the objects are (CPU-only or with GPU kernels): a
+# change rebuilds everything.
+$(BUILD)/gpu-$(TFSO_GPU).stamp:
+	mkdir -p $(BUILD) && rm -f $(BUILD)/gpu-*.stamp && touch $@
 
 $(SO): $(OBJS)
 	$(CXX) -o $@ $(OBJS) $(LDFLAGS)

@@ -1,11 +1,16 @@
-// CPU kernels of TfScatter>GatherNd, one per value type.
+// CPU and GPU kernels of TfScatter>GatherNd, one per value type.
 #include "scatter_kernels.h"
 
 namespace tf_scatter_ops {
 
-#define REGISTER(T) \
-  TFSO_REGISTER_CPU("GatherNd", "Tparams", T, GatherNdOp<T>);
-TFSO_CALL_ALL_TYPES(REGISTER)
-#undef REGISTER
+#define REGISTER_CPU(T) \
+  TFSO_REGISTER_CPU("GatherNd", "Tparams", T, GatherNdOp);
+TFSO_CALL_ALL_TYPES(REGISTER_CPU)
+#undef REGISTER_CPU
+
+#define REGISTER_GPU(T) \
+  TFSO_REGISTER_GPU("GatherNd", "Tparams", T, , GatherNdOp);
+TFSO_CALL_GPU_ALL_TYPES(REGISTER_GPU)
+#undef REGISTER_GPU
 
 }  // namespace tf_scatter_ops

@@ -18,16 +18,10 @@
 #include <type_traits>
 #include <vector>
 
+#include "init_mode.h"
 #include "parallel.h"
 
 namespace tf_scatter_ops {
-
-// What the output holds before the updates are applied.
-enum class Init {
-  kInPlace,  // output already holds the tensor (forwarded buffer)
-  kZero,     // scatter_nd: zeros
-  kCopy,     // tensor_scatter_*: a copy of `init`, fused with the scatter
-};
 
 struct ScatterShape {
   const int64_t* slots;
@@ -192,6 +186,9 @@ void ScatterCpu(const ScatterShape& s, const T* updates, const T* init,
   using internal::InitElements;
   const int64_t S = s.slice;
   const int64_t total = s.nslots * S;
+  // An empty output has no valid slot (every row is dropped); the block path
+  // below would divide by its zero block count.
+  if (total == 0) return;
   const int64_t init_work = mode == Init::kInPlace ? 0 : total;
   const int64_t n = S == 0 ? 0 : s.n;  // empty slices: nothing to apply
 

@@ -8,6 +8,9 @@
 #include "index_linearize.h"
 #include "tensorflow/core/framework/types.h"
 #include "tensorflow/core/lib/core/threadpool.h"
+#if TFSO_WITH_CUDA
+#include "xla/stream_executor/stream.h"
+#endif
 
 // Marks the .so with the TensorFlow it was compiled against (the build
 // passes TFSO_TF_VERSION from tf.__version__; pip's headers do not define
@@ -63,13 +66,6 @@ void Fill(const TensorShape& target, const TensorShape& indices, Geometry* g) {
 }
 
 template <typename Index>
-std::string RowString(const Tensor& indices, int64_t row, int depth) {
-  const Index* p = indices.flat<Index>().data() + row * depth;
-  std::vector<int64_t> v(p, p + depth);
-  return StrCat("[", absl::StrJoin(v, ", "), "]");
-}
-
-template <typename Index>
 Status LinearizeTyped(OpKernelContext* c, const Tensor& indices,
                       const Geometry& g, const TensorShape& target,
                       bool ignore, int64_t* slots) {
@@ -84,9 +80,8 @@ Status LinearizeTyped(OpKernelContext* c, const Tensor& indices,
       Linearize(indices.flat<Index>().data(), g.n, g.depth, dims.data(),
                 strides.data(), slots, CpuParallel(c));
   if (bad >= 0 && !ignore) {
-    return InvalidArgumentError(
-        StrCat("indices[", bad, "] = ", RowString<Index>(indices, bad, g.depth),
-               " does not index into shape ", Str(target)));
+    const Index* row = indices.flat<Index>().data() + bad * g.depth;
+    return BadIndexError(bad, std::vector<int64_t>(row, row + g.depth), target);
   }
   return absl::OkStatus();
 }
@@ -223,6 +218,69 @@ Status LinearizeIndices(OpKernelContext* c, const Tensor& indices,
                  ::tensorflow::DataTypeString(indices.dtype())));
   }
 }
+
+Status BadIndexError(int64_t row, const std::vector<int64_t>& coords,
+                     const TensorShape& target) {
+  return InvalidArgumentError(StrCat("indices[", row, "] = [",
+                                     absl::StrJoin(coords, ", "),
+                                     "] does not index into shape ",
+                                     Str(target)));
+}
+
+#if TFSO_WITH_CUDA
+void* GpuScratch::Allocate(size_t bytes) {
+  Tensor t;
+  if (!c_->allocate_temp(::tensorflow::DT_UINT8,
+                         TensorShape({static_cast<int64_t>(bytes)}), &t)
+           .ok()) {
+    return nullptr;
+  }
+  held_.push_back(t);
+  return t.data();
+}
+
+Status PrepareGpuCall(const Tensor& indices, const Geometry& g,
+                      const TensorShape& target, bool ignore,
+                      GpuCallState* s) {
+  gpu::Call& call = s->call;
+  switch (indices.dtype()) {
+    case ::tensorflow::DT_INT16: call.index_type = gpu::IndexType::kInt16; break;
+    case ::tensorflow::DT_INT32: call.index_type = gpu::IndexType::kInt32; break;
+    case ::tensorflow::DT_INT64: call.index_type = gpu::IndexType::kInt64; break;
+    default:
+      return InvalidArgumentError(
+          StrCat("indices must be int16, int32 or int64, got ",
+                 ::tensorflow::DataTypeString(indices.dtype())));
+  }
+  auto* stream = s->scratch.context()->op_device_context()->stream();
+  if (stream == nullptr) return absl::InternalError("no GPU stream for the op");
+  s->dims.resize(g.depth);
+  for (int d = 0; d < g.depth; ++d) s->dims[d] = target.dim_size(d);
+  s->bad_coords.assign(g.depth, 0);
+  call.indices = indices.data();
+  call.n = g.n;
+  call.depth = g.depth;
+  call.dims = s->dims.data();
+  call.slice = g.slice;
+  call.nslots = g.nslots;
+  call.ignore = ignore;
+  call.stream = stream->platform_specific_handle().stream;
+  call.scratch = &s->scratch;
+  call.bad_coords = s->bad_coords.data();
+  return absl::OkStatus();
+}
+
+Status GpuCallStatus(const GpuCallState& s, const char* error,
+                     const TensorShape& target) {
+  if (error != nullptr) {
+    return absl::InternalError(StrCat("tf_scatter_ops GPU kernel: ", error));
+  }
+  if (s.call.bad_row >= 0) {
+    return BadIndexError(s.call.bad_row, s.bad_coords, target);
+  }
+  return absl::OkStatus();
+}
+#endif  // TFSO_WITH_CUDA
 
 Parallel CpuParallel(OpKernelContext* c) {
   Parallel p;

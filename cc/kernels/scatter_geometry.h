@@ -6,8 +6,12 @@
 #define TF_SCATTER_OPS_CC_KERNELS_SCATTER_GEOMETRY_H_
 
 #include <cstdint>
+#include <vector>
 
 #include "parallel.h"
+#if TFSO_WITH_CUDA
+#include "scatter_gpu.h"
+#endif
 #include "tensorflow/core/framework/op_kernel.h"
 #include "tensorflow/core/framework/tensor.h"
 #include "tensorflow/core/framework/tensor_shape.h"
@@ -60,6 +64,41 @@ Status LinearizeIndices(OpKernelContext* c, const Tensor& indices,
 
 // The op's intra-op thread pool.
 Parallel CpuParallel(OpKernelContext* c);
+
+// "indices[row] = [coords] does not index into shape target".
+Status BadIndexError(int64_t row, const std::vector<int64_t>& coords,
+                     const TensorShape& target);
+
+#if TFSO_WITH_CUDA
+// Device scratch for the CUDA core from allocate_temp; the tensors live until
+// Compute returns, which is stream-ordered after the core's kernels.
+class GpuScratch : public gpu::Scratch {
+ public:
+  explicit GpuScratch(OpKernelContext* c) : c_(c) {}
+  void* Allocate(size_t bytes) override;
+  OpKernelContext* context() const { return c_; }
+
+ private:
+  OpKernelContext* c_;
+  std::vector<Tensor> held_;
+};
+
+struct GpuCallState {
+  explicit GpuCallState(OpKernelContext* c) : scratch(c) {}
+  GpuScratch scratch;
+  gpu::Call call;
+  std::vector<int64_t> dims, bad_coords;
+};
+
+// Fills s->call for `indices` into `target`, on the op's stream.
+Status PrepareGpuCall(const Tensor& indices, const Geometry& g,
+                      const TensorShape& target, bool ignore,
+                      GpuCallState* s);
+
+// The Status of a finished core call: its error, or the first bad row.
+Status GpuCallStatus(const GpuCallState& s, const char* error,
+                     const TensorShape& target);
+#endif  // TFSO_WITH_CUDA
 
 }  // namespace tf_scatter_ops
 

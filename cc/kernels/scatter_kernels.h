@@ -7,23 +7,19 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "element_types.h"
 #include "reducers.h"
 #include "scatter_cpu.h"
 #include "scatter_geometry.h"
+#if TFSO_WITH_CUDA
+#include "scatter_gpu.h"
+#endif
 #include "tensorflow/core/framework/op_kernel.h"
 #include "tensorflow/core/framework/register_types.h"
 
 namespace tf_scatter_ops {
 
-// Assign and gather only move bits: run them on an unsigned type of the same
-// size, so one instantiation serves every dtype of that width.
-template <int kBytes> struct Bits;
-template <> struct Bits<1> { using type = uint8_t; };
-template <> struct Bits<2> { using type = uint16_t; };
-template <> struct Bits<4> { using type = uint32_t; };
-template <> struct Bits<8> { using type = uint64_t; };
-template <> struct Bits<16> { struct type { uint64_t lo, hi; }; };
-
+// Assign and gather run on Bits<sizeof(T)> (element_types.h).
 template <typename T, bool kMovesBits,
           bool kPod = std::is_trivially_copyable<T>::value>
 struct Stored {
@@ -41,14 +37,81 @@ E* As(T* p) { return reinterpret_cast<E*>(p); }
 template <typename E, typename T>
 const E* As(const T* p) { return reinterpret_cast<const E*>(p); }
 
+// Where a kernel runs. Each backend checks the indices (the first bad row is
+// an error unless `ignore`) before it writes to `out`, so a forwarded input
+// is left intact on error.
+struct CpuBackend {
+  template <typename T, typename Op>
+  static Status Scatter(OpKernelContext* c, const Tensor& indices,
+                        const Geometry& g, const TensorShape& target,
+                        bool ignore, const Tensor& updates, const T* init,
+                        Init mode, Tensor* out) {
+    Slots slots;
+    TF_RETURN_IF_ERROR(LinearizeIndices(c, indices, g, target, ignore, &slots));
+    if (out->NumElements() == 0) return absl::OkStatus();
+    using E = StoredT<T, Op>;
+    const ScatterShape shape{slots.data, g.n, g.slice, g.nslots};
+    ScatterCpu<E, Op>(shape, As<E>(updates.flat<T>().data()), As<E>(init),
+                      mode, As<E>(out->flat<T>().data()), CpuParallel(c));
+    return absl::OkStatus();
+  }
+
+  template <typename T>
+  static Status Gather(OpKernelContext* c, const Tensor& indices,
+                       const Geometry& g, bool ignore, const Tensor& params,
+                       Tensor* out) {
+    Slots slots;
+    TF_RETURN_IF_ERROR(
+        LinearizeIndices(c, indices, g, params.shape(), ignore, &slots));
+    if (out->NumElements() == 0) return absl::OkStatus();
+    using E = StoredT<T, AssignOp>;
+    const ScatterShape shape{slots.data, g.n, g.slice, g.nslots};
+    GatherCpu<E>(shape, As<E>(params.flat<T>().data()),
+                 As<E>(out->flat<T>().data()), CpuParallel(c));
+    return absl::OkStatus();
+  }
+};
+
+#if TFSO_WITH_CUDA
+// The CUDA core's stand-ins for Eigen's half/bfloat16 and std::complex.
+template <typename T> struct GpuElement { using type = T; };
+template <> struct GpuElement<Eigen::half> { using type = F16; };
+template <> struct GpuElement<::tensorflow::bfloat16> { using type = BF16; };
+template <> struct GpuElement<::tensorflow::complex64> { using type = Complex<float>; };
+template <> struct GpuElement<::tensorflow::complex128> { using type = Complex<double>; };
 template <typename T, typename Op>
-void RunScatter(OpKernelContext* c, const Geometry& g, const Slots& slots,
-                const Tensor& updates, const T* init, Init mode, Tensor* out) {
-  using E = StoredT<T, Op>;
-  const ScatterShape shape{slots.data, g.n, g.slice, g.nslots};
-  ScatterCpu<E, Op>(shape, As<E>(updates.flat<T>().data()), As<E>(init), mode,
-                    As<E>(out->flat<T>().data()), CpuParallel(c));
-}
+using GpuT = typename std::conditional<std::is_same<Op, AssignOp>::value,
+                                       typename Bits<sizeof(T)>::type,
+                                       typename GpuElement<T>::type>::type;
+
+struct GpuBackend {
+  template <typename T, typename Op>
+  static Status Scatter(OpKernelContext* c, const Tensor& indices,
+                        const Geometry& g, const TensorShape& target,
+                        bool ignore, const Tensor& updates, const T* init,
+                        Init mode, Tensor* out) {
+    GpuCallState s(c);
+    TF_RETURN_IF_ERROR(PrepareGpuCall(indices, g, target, ignore, &s));
+    using E = GpuT<T, Op>;
+    const char* error = gpu::Scatter<E, Op>(
+        s.call, As<E>(updates.flat<T>().data()), As<E>(init), mode,
+        As<E>(out->flat<T>().data()));
+    return GpuCallStatus(s, error, target);
+  }
+
+  template <typename T>
+  static Status Gather(OpKernelContext* c, const Tensor& indices,
+                       const Geometry& g, bool ignore, const Tensor& params,
+                       Tensor* out) {
+    GpuCallState s(c);
+    TF_RETURN_IF_ERROR(PrepareGpuCall(indices, g, params.shape(), ignore, &s));
+    using E = GpuT<T, AssignOp>;
+    const char* error = gpu::Gather<E>(s.call, As<E>(params.flat<T>().data()),
+                                       As<E>(out->flat<T>().data()));
+    return GpuCallStatus(s, error, params.shape());
+  }
+};
+#endif  // TFSO_WITH_CUDA
 
 // What every kernel of the family does at construction: read the policy.
 class PolicyKernel : public ::tensorflow::OpKernel {
@@ -62,7 +125,7 @@ class PolicyKernel : public ::tensorflow::OpKernel {
 };
 
 // tensor_scatter_nd_{update,add,sub,min,max}: inputs tensor, indices, updates.
-template <typename T, typename Op>
+template <typename Backend, typename T, typename Op>
 class TensorScatterOp : public PolicyKernel {
  public:
   using PolicyKernel::PolicyKernel;
@@ -74,22 +137,20 @@ class TensorScatterOp : public PolicyKernel {
     Geometry g;
     OP_REQUIRES_OK(c, ScatterGeometry(tensor.shape(), indices.shape(),
                                       updates.shape(), &g));
-    Slots slots;
-    OP_REQUIRES_OK(
-        c, LinearizeIndices(c, indices, g, tensor.shape(), ignore_, &slots));
     Tensor* out = nullptr;
     OP_REQUIRES_OK(c, c->forward_input_or_allocate_output({0}, 0,
                                                           tensor.shape(), &out));
-    if (tensor.NumElements() == 0) return;
     const T* in = tensor.flat<T>().data();
     const Init mode =
         in == out->flat<T>().data() ? Init::kInPlace : Init::kCopy;
-    RunScatter<T, Op>(c, g, slots, updates, in, mode, out);
+    OP_REQUIRES_OK(c, Backend::template Scatter<T, Op>(
+                          c, indices, g, tensor.shape(), ignore_, updates, in,
+                          mode, out));
   }
 };
 
 // scatter_nd: inputs indices, updates, shape; duplicates accumulate.
-template <typename T>
+template <typename Backend, typename T>
 class ScatterNdOp : public PolicyKernel {
  public:
   using PolicyKernel::PolicyKernel;
@@ -102,17 +163,16 @@ class ScatterNdOp : public PolicyKernel {
     Geometry g;
     OP_REQUIRES_OK(c,
                    ScatterGeometry(shape, indices.shape(), updates.shape(), &g));
-    Slots slots;
-    OP_REQUIRES_OK(c, LinearizeIndices(c, indices, g, shape, ignore_, &slots));
     Tensor* out = nullptr;
     OP_REQUIRES_OK(c, c->allocate_output(0, shape, &out));
-    if (shape.num_elements() == 0) return;
-    RunScatter<T, AddOp>(c, g, slots, updates, nullptr, Init::kZero, out);
+    OP_REQUIRES_OK(c, Backend::template Scatter<T, AddOp>(
+                          c, indices, g, shape, ignore_, updates, nullptr,
+                          Init::kZero, out));
   }
 };
 
 // gather_nd: inputs params, indices; IGNORE gives zeros for bad rows.
-template <typename T>
+template <typename Backend, typename T>
 class GatherNdOp : public PolicyKernel {
  public:
   using PolicyKernel::PolicyKernel;
@@ -123,16 +183,10 @@ class GatherNdOp : public PolicyKernel {
     Geometry g;
     TensorShape shape;
     OP_REQUIRES_OK(c, GatherGeometry(params.shape(), indices.shape(), &g, &shape));
-    Slots slots;
-    OP_REQUIRES_OK(
-        c, LinearizeIndices(c, indices, g, params.shape(), ignore_, &slots));
     Tensor* out = nullptr;
     OP_REQUIRES_OK(c, c->allocate_output(0, shape, &out));
-    if (shape.num_elements() == 0) return;
-    using E = StoredT<T, AssignOp>;
-    const ScatterShape s{slots.data, g.n, g.slice, g.nslots};
-    GatherCpu<E>(s, As<E>(params.flat<T>().data()),
-                 As<E>(out->flat<T>().data()), CpuParallel(c));
+    OP_REQUIRES_OK(c, Backend::template Gather<T>(c, indices, g, ignore_,
+                                                  params, out));
   }
 };
 
@@ -145,11 +199,33 @@ class GatherNdOp : public PolicyKernel {
 #define TFSO_CALL_ADD_TYPES(m) TF_CALL_NUMBER_TYPES(m)
 #define TFSO_CALL_MINMAX_TYPES(m) TF_CALL_REAL_NUMBER_TYPES(m)
 
-// One CPU kernel per value type; the index type is dispatched at run time.
-#define TFSO_REGISTER_CPU(OP_NAME, TYPE_ATTR, T, ...)              \
-  REGISTER_KERNEL_BUILDER(Name("TfScatter>" OP_NAME)               \
-                              .Device(::tensorflow::DEVICE_CPU)    \
-                              .TypeConstraint<T>(TYPE_ATTR),       \
-                          __VA_ARGS__)
+// One kernel per value type and device; the index type is dispatched at run
+// time. KERNEL is a template taking <Backend, T, ...>.
+#define TFSO_REGISTER_CPU(OP_NAME, TYPE_ATTR, T, KERNEL, ...)            \
+  REGISTER_KERNEL_BUILDER(Name("TfScatter>" OP_NAME)                     \
+                              .Device(::tensorflow::DEVICE_CPU)          \
+                              .TypeConstraint<T>(TYPE_ATTR),             \
+                          KERNEL<CpuBackend, T, ##__VA_ARGS__>)
+
+#if TFSO_WITH_CUDA
+// GPU value types: every numeric type (bool for update/scatter_nd/gather);
+// strings stay CPU-only, as in TensorFlow.
+#define TFSO_CALL_GPU_MINMAX_TYPES(m)                                   \
+  TF_CALL_half(m) TF_CALL_bfloat16(m) TF_CALL_float(m) TF_CALL_double(m) \
+  TF_CALL_INTEGRAL_TYPES(m)
+#define TFSO_CALL_GPU_ADD_TYPES(m) \
+  TFSO_CALL_GPU_MINMAX_TYPES(m) TF_CALL_complex64(m) TF_CALL_complex128(m)
+#define TFSO_CALL_GPU_ALL_TYPES(m) TFSO_CALL_GPU_ADD_TYPES(m) TF_CALL_bool(m)
+// EXTRA: further builder calls, e.g. .HostMemory("shape").
+#define TFSO_REGISTER_GPU(OP_NAME, TYPE_ATTR, T, EXTRA, KERNEL, ...)    \
+  REGISTER_KERNEL_BUILDER(Name("TfScatter>" OP_NAME)                    \
+                              .Device(::tensorflow::DEVICE_GPU)         \
+                              .TypeConstraint<T>(TYPE_ATTR) EXTRA,      \
+                          KERNEL<GpuBackend, T, ##__VA_ARGS__>)
+#else
+#define TFSO_CALL_GPU_MINMAX_TYPES(m)
+#define TFSO_CALL_GPU_ADD_TYPES(m)
+#define TFSO_CALL_GPU_ALL_TYPES(m)
+#endif  // TFSO_WITH_CUDA
 
 #endif  // TF_SCATTER_OPS_CC_KERNELS_SCATTER_KERNELS_H_

@@ -1,11 +1,16 @@
-// CPU kernels of TfScatter>ScatterNd, one per value type.
+// CPU and GPU kernels of TfScatter>ScatterNd, one per value type.
 #include "scatter_kernels.h"
 
 namespace tf_scatter_ops {
 
-#define REGISTER(T) \
-  TFSO_REGISTER_CPU("ScatterNd", "T", T, ScatterNdOp<T>);
-TFSO_CALL_ALL_TYPES(REGISTER)
-#undef REGISTER
+#define REGISTER_CPU(T) \
+  TFSO_REGISTER_CPU("ScatterNd", "T", T, ScatterNdOp);
+TFSO_CALL_ALL_TYPES(REGISTER_CPU)
+#undef REGISTER_CPU
+
+#define REGISTER_GPU(T) \
+  TFSO_REGISTER_GPU("ScatterNd", "T", T, .HostMemory("shape"), ScatterNdOp);
+TFSO_CALL_GPU_ALL_TYPES(REGISTER_GPU)
+#undef REGISTER_GPU
 
 }  // namespace tf_scatter_ops

@@ -1,11 +1,16 @@
-// CPU kernels of TfScatter>TensorScatterSub, one per value type.
+// CPU and GPU kernels of TfScatter>TensorScatterSub, one per value type.
 #include "scatter_kernels.h"
 
 namespace tf_scatter_ops {
 
-#define REGISTER(T) \
-  TFSO_REGISTER_CPU("TensorScatterSub", "T", T, TensorScatterOp<T, SubOp>);
-TFSO_CALL_ADD_TYPES(REGISTER)
-#undef REGISTER
+#define REGISTER_CPU(T) \
+  TFSO_REGISTER_CPU("TensorScatterSub", "T", T, TensorScatterOp, SubOp);
+TFSO_CALL_ADD_TYPES(REGISTER_CPU)
+#undef REGISTER_CPU
+
+#define REGISTER_GPU(T) \
+  TFSO_REGISTER_GPU("TensorScatterSub", "T", T, , TensorScatterOp, SubOp);
+TFSO_CALL_GPU_ADD_TYPES(REGISTER_GPU)
+#undef REGISTER_GPU
 
 }  // namespace tf_scatter_ops

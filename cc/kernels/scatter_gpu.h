@@ -1,0 +1,84 @@
+// The CUDA core of the family, as seen from the host: raw device pointers,
+// sizes and a stream. Includes neither TensorFlow nor CUDA headers, so the
+// TensorFlow glue (g++) and the standalone harness (nvcc) share it.
+//
+// Canonical form as on the CPU: indices [n, depth] into the first `depth`
+// dims of a target [nslots, slice]; updates [n, slice].
+//
+// Deterministic without float atomics: the rows are linearised and bounds
+// checked in one pass, stably radix-sorted by destination, and one owner per
+// (destination, column) applies that destination's updates in row order. So
+// `update` picks the last row in index order (as on the CPU), min/max,
+// update and integer results are bitwise equal to the CPU kernel, and float
+// sums are the index-order sums. 4- and 8-byte integer add/sub/min/max use
+// integer atomics instead (exact, so order does not matter).
+#ifndef TF_SCATTER_OPS_CC_KERNELS_SCATTER_GPU_H_
+#define TF_SCATTER_OPS_CC_KERNELS_SCATTER_GPU_H_
+
+#include <cstddef>
+#include <cstdint>
+
+#include "element_types.h"
+#include "init_mode.h"
+#include "reducers.h"
+
+namespace tf_scatter_ops {
+namespace gpu {
+
+enum class IndexType { kInt16, kInt32, kInt64 };
+
+// Device scratch memory that stays valid until the call's work on the stream
+// has finished (TensorFlow: allocate_temp; the harness: cudaMalloc). Returns
+// nullptr when out of memory.
+class Scratch {
+ public:
+  virtual void* Allocate(size_t bytes) = 0;
+
+ protected:
+  ~Scratch() = default;
+};
+
+struct Call {
+  const void* indices = nullptr;  // device, [n, depth]
+  IndexType index_type = IndexType::kInt32;
+  int64_t n = 0;
+  int depth = 0;
+  const int64_t* dims = nullptr;  // host, the `depth` outer dims of the target
+  int64_t slice = 1;
+  int64_t nslots = 1;
+  bool ignore = false;      // IGNORE: drop bad rows; else report the first
+  void* stream = nullptr;   // cudaStream_t
+  Scratch* scratch = nullptr;
+  // Out: with !ignore, the first bad row (or -1) and, in `bad_coords` (host,
+  // `depth` entries), its index values. Reporting it waits for the stream.
+  int64_t bad_row = -1;
+  int64_t* bad_coords = nullptr;
+};
+
+// Every function returns nullptr on success, else a static error message.
+// No kernel is launched for empty tensors.
+
+// out[nslots, slice] = init (per mode), then the updates applied with Op.
+template <typename T, typename Op>
+const char* Scatter(Call& call, const T* updates, const T* init, Init mode,
+                    T* out);
+
+// out[n, slice] = params[slot of row, :]; zeros for bad rows with ignore.
+template <typename T>
+const char* Gather(Call& call, const T* params, T* out);
+
+}  // namespace gpu
+}  // namespace tf_scatter_ops
+
+// The instantiations the .cu.cc files provide, by op.
+#define TFSO_GPU_BITS_TYPES(m) \
+  m(uint8_t) m(uint16_t) m(uint32_t) m(uint64_t) m(::tf_scatter_ops::Bits128)
+#define TFSO_GPU_MINMAX_TYPES(m)                                             \
+  m(::tf_scatter_ops::F16) m(::tf_scatter_ops::BF16) m(float) m(double)      \
+  m(int8_t) m(int16_t) m(int32_t) m(int64_t) m(uint8_t) m(uint16_t)          \
+  m(uint32_t) m(uint64_t)
+#define TFSO_GPU_ADD_TYPES(m)                                                \
+  TFSO_GPU_MINMAX_TYPES(m) m(::tf_scatter_ops::Complex<float>)               \
+  m(::tf_scatter_ops::Complex<double>)
+
+#endif  // TF_SCATTER_OPS_CC_KERNELS_SCATTER_GPU_H_

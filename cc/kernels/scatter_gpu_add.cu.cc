@@ -1,0 +1,13 @@
+// GPU add (tensor_scatter_nd_add and scatter_nd; bool ORs for scatter_nd).
+#include "scatter_gpu.cuh"
+
+namespace tf_scatter_ops {
+namespace gpu {
+
+#define INSTANTIATE(T) TFSO_INSTANTIATE_SCATTER(T, AddOp)
+TFSO_GPU_ADD_TYPES(INSTANTIATE)
+INSTANTIATE(bool)
+#undef INSTANTIATE
+
+}  // namespace gpu
+}  // namespace tf_scatter_ops

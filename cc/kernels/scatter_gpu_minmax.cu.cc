@@ -1,0 +1,12 @@
+// GPU min and max (tensor_scatter_nd_min / _max).
+#include "scatter_gpu.cuh"
+
+namespace tf_scatter_ops {
+namespace gpu {
+
+#define INSTANTIATE(T) TFSO_INSTANTIATE_SCATTER(T, MinOp) TFSO_INSTANTIATE_SCATTER(T, MaxOp)
+TFSO_GPU_MINMAX_TYPES(INSTANTIATE)
+#undef INSTANTIATE
+
+}  // namespace gpu
+}  // namespace tf_scatter_ops

@@ -1,0 +1,12 @@
+// GPU sub (tensor_scatter_nd_sub).
+#include "scatter_gpu.cuh"
+
+namespace tf_scatter_ops {
+namespace gpu {
+
+#define INSTANTIATE(T) TFSO_INSTANTIATE_SCATTER(T, SubOp)
+TFSO_GPU_ADD_TYPES(INSTANTIATE)
+#undef INSTANTIATE
+
+}  // namespace gpu
+}  // namespace tf_scatter_ops
