@@ -1,0 +1,35 @@
+# Reliability (issue 6): the sanitizer build of the TensorFlow-free kernel core,
+# run by `make test` through CI_EXTRA, and the long fuzzing profile (`make fuzz`,
+# not part of CI). The CI fuzz profile, the bad-input matrix, huge tensors,
+# concurrency and memory tests are ordinary pytest files under tests/.
+
+.PHONY: sanitize fuzz
+CI_EXTRA += sanitize
+
+SANITIZE_DIR := $(BUILD)/sanitize
+SANITIZE_BIN := $(SANITIZE_DIR)/core_test
+# Random cases the driver runs (plus its fixed and large cases); seed fixed.
+SANITIZE_CASES ?= 3000
+SANITIZE_SEED ?= 12345
+SANITIZE_FLAGS := -std=c++17 -O1 -g -fno-omit-frame-pointer \
+  -fsanitize=address,undefined -fno-sanitize-recover=all \
+  -Wall -Wextra -Wno-sign-compare -pthread
+
+# Only the TensorFlow-free headers: no TensorFlow needed to build or run it.
+$(SANITIZE_BIN): tests/cc/core_test.cc cc/kernels/parallel.h cc/kernels/reducers.h \
+    cc/kernels/index_linearize.h cc/kernels/scatter_cpu.h \
+    $(wildcard cc/kernels/init_mode.h)
+	mkdir -p $(SANITIZE_DIR)
+	$(CXX) $(SANITIZE_FLAGS) -Icc/kernels $< -o $@
+
+sanitize: $(SANITIZE_BIN)
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:halt_on_error=1 \
+	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  $(SANITIZE_BIN) $(SANITIZE_CASES) $(SANITIZE_SEED)
+
+# 100,000+ differential fuzz examples (about an hour on 2 cores).
+FUZZ_EXAMPLES ?= 100000
+fuzz: $(VENV)/.installed
+	$(MAKE) -j$(JOBS) $(SO)
+	TF_CPP_MIN_LOG_LEVEL=3 TFSO_FUZZ_PROFILE=long TFSO_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) \
+	  $(PY) -m pytest -q -p no:cacheprovider tests/test_fuzz.py

@@ -1,0 +1,511 @@
+// Sanitizer driver for the TensorFlow-free kernel core (issue 6).
+//
+// Includes only cc/kernels/{parallel,reducers,index_linearize,scatter_cpu}.h
+// and checks Linearize + ScatterCpu + GatherCpu against a plain serial loop
+// over the index rows, bitwise, for every reducer, several element types
+// (wrapping ints, floats with NaN, bool, complex, std::string), duplicates,
+// bad rows (negative, too large, int64 extremes), zero sizes, every init
+// mode, and a Parallel backed by std::thread with random splits. Built with
+// -fsanitize=address,undefined by `make sanitize` (mk/reliability.mk); any
+// sanitizer report aborts, any mismatch exits non-zero.
+//
+//   core_test [cases] [seed]
+#include <algorithm>
+#include <atomic>
+#include <complex>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <thread>
+#include <type_traits>
+#include <vector>
+
+#include "index_linearize.h"
+#include "parallel.h"
+#include "reducers.h"
+#include "scatter_cpu.h"
+
+namespace tso = tf_scatter_ops;
+
+namespace {
+
+int g_failures = 0;
+int64_t g_checks = 0;
+
+#define CHECK(cond, ...)                                            \
+  do {                                                              \
+    ++g_checks;                                                     \
+    if (!(cond)) {                                                  \
+      ++g_failures;                                                 \
+      std::fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
+      std::fprintf(stderr, __VA_ARGS__);                            \
+      std::fprintf(stderr, "\n");                                   \
+      if (g_failures > 20) std::exit(1);                            \
+    }                                                               \
+  } while (0)
+
+// A Parallel that runs the body on `threads` std::threads over a random
+// split of the range (so chunk boundaries differ from run to run).
+tso::Parallel ThreadParallel(int threads, uint64_t seed) {
+  tso::Parallel p;
+  p.threads = threads;
+  auto counter = std::make_shared<std::atomic<uint64_t>>(seed);
+  p.run = [threads, counter](int64_t total, int64_t, const tso::Parallel::Body& body) {
+    std::mt19937_64 rng(counter->fetch_add(1));
+    // Random cut points, sorted; at most 4 * threads pieces.
+    const int64_t pieces = std::min<int64_t>(total, 1 + rng() % (4 * threads));
+    std::vector<int64_t> cuts{0, total};
+    for (int64_t k = 1; k < pieces; ++k) cuts.push_back(1 + rng() % (total - 1 > 0 ? total - 1 : 1));
+    std::sort(cuts.begin(), cuts.end());
+    cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
+    std::atomic<size_t> next{0};
+    auto worker = [&] {
+      for (size_t k; (k = next.fetch_add(1)) + 1 < cuts.size();) body(cuts[k], cuts[k + 1]);
+    };
+    std::vector<std::thread> pool;
+    for (int t = 1; t < threads; ++t) pool.emplace_back(worker);
+    worker();
+    for (auto& t : pool) t.join();
+  };
+  return p;
+}
+
+tso::Parallel Serial() { return tso::Parallel(); }
+
+// ---- element types: random values and bitwise comparison -------------------
+
+template <typename T>
+T RandomValue(std::mt19937_64& rng) {
+  if constexpr (std::is_same<T, bool>::value) {
+    return rng() & 1;
+  } else if constexpr (std::is_integral<T>::value) {
+    return static_cast<T>(rng());  // full range: sums wrap
+  } else if constexpr (std::is_floating_point<T>::value) {
+    const uint64_t r = rng() % 64;
+    if (r == 0) return std::numeric_limits<T>::quiet_NaN();
+    if (r == 1) return -std::numeric_limits<T>::infinity();
+    if (r == 2) return T(-0.0);
+    return static_cast<T>(std::normal_distribution<double>(0, 100)(rng));
+  } else if constexpr (std::is_same<T, std::string>::value) {
+    std::string s(rng() % 3, 'a');
+    for (char& c : s) c = static_cast<char>('a' + rng() % 26);
+    return s;
+  } else {  // std::complex
+    using R = typename T::value_type;
+    return T(static_cast<R>(std::normal_distribution<double>(0, 10)(rng)),
+             static_cast<R>(std::normal_distribution<double>(0, 10)(rng)));
+  }
+}
+
+template <typename T>
+bool Same(const T& a, const T& b) {
+  if constexpr (std::is_trivially_copyable<T>::value) {
+    return std::memcmp(&a, &b, sizeof(T)) == 0;
+  } else {
+    return a == b;
+  }
+}
+
+template <typename T>
+const char* TypeName() {
+  if constexpr (std::is_same<T, float>::value) return "float";
+  if constexpr (std::is_same<T, double>::value) return "double";
+  if constexpr (std::is_same<T, int8_t>::value) return "int8";
+  if constexpr (std::is_same<T, uint8_t>::value) return "uint8";
+  if constexpr (std::is_same<T, int32_t>::value) return "int32";
+  if constexpr (std::is_same<T, int64_t>::value) return "int64";
+  if constexpr (std::is_same<T, uint64_t>::value) return "uint64";
+  if constexpr (std::is_same<T, bool>::value) return "bool";
+  if constexpr (std::is_same<T, std::string>::value) return "string";
+  if constexpr (std::is_same<T, std::complex<float>>::value) return "complex64";
+  return "?";
+}
+
+template <typename Op>
+const char* OpName() {
+  if constexpr (std::is_same<Op, tso::AssignOp>::value) return "assign";
+  if constexpr (std::is_same<Op, tso::AddOp>::value) return "add";
+  if constexpr (std::is_same<Op, tso::SubOp>::value) return "sub";
+  if constexpr (std::is_same<Op, tso::MinOp>::value) return "min";
+  return "max";
+}
+
+// A heap array of exactly n elements (std::vector<bool> has no bool&).
+template <typename T>
+struct Arr {
+  int64_t n = 0;
+  std::unique_ptr<T[]> p;
+  explicit Arr(int64_t size = 0, const T& v = T()) : n(size), p(new T[std::max<int64_t>(size, 1)]) {
+    for (int64_t k = 0; k < n; ++k) p[k] = v;
+  }
+  Arr(const Arr& o) : Arr(o.n) { std::copy(o.p.get(), o.p.get() + n, p.get()); }
+  Arr& operator=(const Arr& o) { Arr c(o); std::swap(n, c.n); std::swap(p, c.p); return *this; }
+  T& operator[](int64_t k) { return p[k]; }
+  const T& operator[](int64_t k) const { return p[k]; }
+  T* begin() { return p.get(); }
+  T* end() { return p.get() + n; }
+  T* data() { return p.get(); }
+};
+
+// ---- one random case ------------------------------------------------------
+
+struct Geometry {
+  std::vector<int64_t> dims;  // outer dims addressed by the index (depth of them)
+  int64_t slice = 1;
+  int64_t n = 0;
+};
+
+// The serial reference: slot of each row with plain checks, -1 when bad.
+template <typename Index>
+int64_t RefSlots(const std::vector<Index>& idx, const Geometry& g,
+                 std::vector<int64_t>* slots) {
+  const int depth = static_cast<int>(g.dims.size());
+  int64_t first_bad = -1;
+  slots->assign(g.n, -1);
+  for (int64_t i = 0; i < g.n; ++i) {
+    int64_t slot = 0;
+    bool ok = true;
+    for (int d = 0; d < depth; ++d) {
+      const int64_t v = static_cast<int64_t>(idx[i * depth + d]);
+      if (v < 0 || v >= g.dims[d]) {
+        ok = false;
+        break;
+      }
+      slot = slot * g.dims[d] + v;
+    }
+    if (ok) {
+      (*slots)[i] = slot;
+    } else if (first_bad < 0) {
+      first_bad = i;
+    }
+  }
+  return first_bad;
+}
+
+template <typename Index>
+Index BadValue(std::mt19937_64& rng, int64_t dim) {
+  switch (rng() % 6) {
+    case 0: return static_cast<Index>(-1);
+    case 1: return std::numeric_limits<Index>::min();
+    case 2: return std::numeric_limits<Index>::max();
+    case 3: return static_cast<Index>(std::min<int64_t>(dim, std::numeric_limits<Index>::max()));
+    case 4: return static_cast<Index>(-1 - static_cast<int64_t>(rng() % 100));
+    default: {
+      const int64_t v = dim + static_cast<int64_t>(rng() % 100);
+      return static_cast<Index>(std::min<int64_t>(v, std::numeric_limits<Index>::max()));
+    }
+  }
+}
+
+template <typename T, typename Op, typename Index>
+void RunCase(std::mt19937_64& rng, const Geometry& g, double bad_fraction,
+             int threads, tso::Init mode, const char* label) {
+  const int depth = static_cast<int>(g.dims.size());
+  int64_t nslots = 1;
+  for (int64_t d : g.dims) nslots *= d;
+  const int64_t S = g.slice;
+  const int64_t total = nslots * S;
+
+  // Indices: mostly valid (a few hot slots for duplicates), some bad.
+  std::vector<Index> idx(g.n * depth);
+  const bool hot = rng() % 2;
+  for (int64_t i = 0; i < g.n; ++i) {
+    const bool bad = bad_fraction > 0 &&
+                     std::uniform_real_distribution<double>(0, 1)(rng) < bad_fraction;
+    const int bad_dim = depth ? static_cast<int>(rng() % depth) : 0;
+    for (int d = 0; d < depth; ++d) {
+      const int64_t dim = g.dims[d];
+      Index v;
+      if (bad && d == bad_dim) {
+        v = BadValue<Index>(rng, dim);
+      } else if (dim == 0) {
+        v = 0;  // any index into an empty dim is bad
+      } else {
+        const int64_t range = hot ? std::min<int64_t>(dim, 3) : dim;
+        v = static_cast<Index>(rng() % range);
+      }
+      idx[i * depth + d] = v;
+    }
+  }
+  std::vector<int64_t> ref_slots;
+  const int64_t ref_bad = RefSlots(idx, g, &ref_slots);
+
+  std::vector<int64_t> strides(depth);
+  int64_t stride = 1;
+  for (int d = depth - 1; d >= 0; --d) {
+    strides[d] = stride;
+    stride *= g.dims[d];
+  }
+  const tso::Parallel par = threads > 1 ? ThreadParallel(threads, rng()) : Serial();
+  std::vector<int64_t> slots(g.n + 1, -7);  // one guard entry past the end
+  const int64_t bad = tso::Linearize<Index>(idx.data(), g.n, depth, g.dims.data(),
+                                            strides.data(), slots.data(), par);
+  CHECK(bad == ref_bad, "%s: first bad row %lld, expected %lld", label,
+        (long long)bad, (long long)ref_bad);
+  CHECK(slots[g.n] == -7, "%s: Linearize wrote past the end", label);
+  for (int64_t i = 0; i < g.n; ++i) {
+    CHECK(slots[i] == ref_slots[i], "%s: slot[%lld] = %lld, expected %lld", label,
+          (long long)i, (long long)slots[i], (long long)ref_slots[i]);
+  }
+
+  // Scatter (bad rows dropped, as with IGNORE).
+  Arr<T> updates(g.n * S), init(total);
+  for (auto& v : updates) v = RandomValue<T>(rng);
+  for (auto& v : init) v = RandomValue<T>(rng);
+  Arr<T> expected = mode == tso::Init::kZero ? Arr<T>(total, T()) : init;
+  for (int64_t i = 0; i < g.n; ++i) {
+    if (ref_slots[i] < 0) continue;
+    for (int64_t k = 0; k < S; ++k) Op::Apply(expected[ref_slots[i] * S + k], updates[i * S + k]);
+  }
+  // The core's buffers are exactly sized heap arrays, so ASan sees overruns.
+  Arr<T> out_buf = mode == tso::Init::kInPlace ? init : Arr<T>(total, RandomValue<T>(rng));
+  const tso::ScatterShape shape{slots.data(), g.n, S, nslots};
+  tso::ScatterCpu<T, Op>(shape, updates.data(),
+                         mode == tso::Init::kCopy ? init.data() : nullptr, mode,
+                         out_buf.data(), par);
+  int64_t wrong = 0, first_wrong = -1;
+  for (int64_t k = 0; k < total; ++k) {
+    if (!Same(out_buf[k], expected[k])) {
+      if (first_wrong < 0) first_wrong = k;
+      ++wrong;
+    }
+  }
+  CHECK(wrong == 0, "%s: scatter %lld wrong elements, first at %lld", label,
+        (long long)wrong, (long long)first_wrong);
+
+  // Gather from the scattered tensor: bad rows give zeros.
+  Arr<T> gathered(g.n * S);
+  for (auto& v : gathered) v = RandomValue<T>(rng);
+  tso::GatherCpu<T>(shape, out_buf.data(), gathered.data(), par);
+  wrong = 0;
+  for (int64_t i = 0; i < g.n; ++i) {
+    for (int64_t k = 0; k < S; ++k) {
+      const T want = ref_slots[i] < 0 ? T() : expected[ref_slots[i] * S + k];
+      if (!Same(gathered[i * S + k], want)) ++wrong;
+    }
+  }
+  CHECK(wrong == 0, "%s: gather %lld wrong elements", label, (long long)wrong);
+}
+
+Geometry RandomGeometry(std::mt19937_64& rng, bool large) {
+  Geometry g;
+  const int depth = static_cast<int>(rng() % 5);  // 0..4
+  const int kind = static_cast<int>(rng() % 10);
+  for (int d = 0; d < depth; ++d) {
+    int64_t dim = 1 + rng() % (large ? 64 : 6);
+    if (kind == 0 && rng() % 3 == 0) dim = 0;  // zero-size dims
+    g.dims.push_back(dim);
+  }
+  if (kind == 1) {
+    g.slice = 0;  // empty slices
+  } else if (kind == 2 && large) {
+    g.slice = 4096 + rng() % 300;  // column-split path
+  } else {
+    g.slice = 1 + (rng() % 3 == 0 ? rng() % 40 : 0);
+  }
+  // Keep the output within ~4M elements (the sanitizer's memory is finite).
+  auto elements = [&g] {
+    int64_t e = g.slice;
+    for (int64_t d : g.dims) e *= d;
+    return e;
+  };
+  while (elements() > (int64_t(1) << 22)) {
+    int64_t& biggest = *std::max_element(g.dims.begin(), g.dims.end());
+    if (biggest > 1) biggest /= 2; else g.slice /= 2;
+  }
+  const int64_t max_n = large ? 70000 : 12;
+  g.n = rng() % 5 == 0 ? 0 : static_cast<int64_t>(rng() % (max_n + 1));
+  if (g.slice > 1000) g.n = std::min<int64_t>(g.n, 40);
+  if (g.slice > 1) {
+    // Keep one case's updates modest for the sanitizer run.
+    g.n = std::min<int64_t>(g.n, 2000000 / std::max<int64_t>(g.slice, 1));
+  }
+  return g;
+}
+
+template <typename T, typename Op>
+void RandomCase(std::mt19937_64& rng, int64_t case_no) {
+  const bool large = rng() % 4 == 0;
+  const Geometry g = RandomGeometry(rng, large);
+  const double bad = rng() % 3 == 0 ? 0.0 : (rng() % 2 ? 0.01 : 0.3);
+  const int threads = (rng() % 4 == 0) ? 1 : 2 + static_cast<int>(rng() % 7);
+  tso::Init mode;
+  switch (rng() % 3) {
+    case 0: mode = tso::Init::kZero; break;
+    case 1: mode = tso::Init::kCopy; break;
+    default: mode = tso::Init::kInPlace;
+  }
+  char label[200];
+  std::snprintf(label, sizeof label, "case %lld %s/%s depth %zu n %lld slice %lld threads %d mode %d",
+                (long long)case_no, OpName<Op>(), TypeName<T>(), g.dims.size(),
+                (long long)g.n, (long long)g.slice, threads, (int)mode);
+  switch (rng() % 3) {
+    case 0: RunCase<T, Op, int16_t>(rng, g, bad, threads, mode, label); break;
+    case 1: RunCase<T, Op, int32_t>(rng, g, bad, threads, mode, label); break;
+    default: RunCase<T, Op, int64_t>(rng, g, bad, threads, mode, label);
+  }
+}
+
+template <typename T, bool kMinMax, bool kSub>
+void AllOps(std::mt19937_64& rng, int64_t case_no) {
+  const int pick = static_cast<int>(rng() % 5);
+  if (pick == 0) return RandomCase<T, tso::AssignOp>(rng, case_no);
+  if (pick == 1) return RandomCase<T, tso::AddOp>(rng, case_no);
+  if constexpr (kSub) {
+    if (pick == 2) return RandomCase<T, tso::SubOp>(rng, case_no);
+  }
+  if constexpr (kMinMax) {
+    if (pick == 3) return RandomCase<T, tso::MinOp>(rng, case_no);
+    return RandomCase<T, tso::MaxOp>(rng, case_no);
+  }
+  RandomCase<T, tso::AssignOp>(rng, case_no);
+}
+
+// Hand-made cases with known answers (not just "equal to the reference").
+void FixedCases() {
+  const tso::Parallel serial = Serial();
+  // Duplicates: last wins for assign, index-order sums for add.
+  {
+    const int64_t idx[] = {1, 1, 1, 3};
+    const int64_t dims[] = {4}, strides[] = {1};
+    int64_t slots[4];
+    CHECK(tso::Linearize<int64_t>(idx, 4, 1, dims, strides, slots, serial) == -1, "dups");
+    const float upd[] = {10, 20, 30, 40};
+    float init[] = {1, 2, 3, 4}, out[4];
+    const tso::ScatterShape s{slots, 4, 1, 4};
+    tso::ScatterCpu<float, tso::AssignOp>(s, upd, init, tso::Init::kCopy, out, serial);
+    CHECK(out[0] == 1 && out[1] == 30 && out[2] == 3 && out[3] == 40, "assign dups");
+    tso::ScatterCpu<float, tso::AddOp>(s, upd, init, tso::Init::kCopy, out, serial);
+    CHECK(out[0] == 1 && out[1] == 62 && out[2] == 3 && out[3] == 44, "add dups");
+    tso::ScatterCpu<float, tso::AddOp>(s, upd, nullptr, tso::Init::kZero, out, serial);
+    CHECK(out[0] == 0 && out[1] == 60 && out[2] == 0 && out[3] == 40, "scatter_nd dups");
+  }
+  // The first bad row is reported, at every depth, with int64 extremes.
+  for (int depth = 1; depth <= 4; ++depth) {
+    for (int64_t extreme : {INT64_MAX, INT64_MIN, int64_t(-1), int64_t(5), INT64_MAX - 1,
+                            INT64_MIN + 1}) {
+      for (int bad_dim = 0; bad_dim < depth; ++bad_dim) {
+        std::vector<int64_t> dims(depth, 5), strides(depth);
+        int64_t st = 1;
+        for (int d = depth - 1; d >= 0; --d) { strides[d] = st; st *= 5; }
+        std::vector<int64_t> idx(3 * depth, 2);
+        idx[1 * depth + bad_dim] = extreme;
+        idx[2 * depth + bad_dim] = extreme;
+        std::vector<int64_t> slots(3);
+        const int64_t bad = tso::Linearize<int64_t>(idx.data(), 3, depth, dims.data(),
+                                                    strides.data(), slots.data(),
+                                                    ThreadParallel(3, depth));
+        CHECK(bad == 1, "depth %d extreme %lld dim %d: first bad %lld", depth,
+              (long long)extreme, bad_dim, (long long)bad);
+        CHECK(slots[1] == -1 && slots[2] == -1 && slots[0] >= 0, "bad slots");
+      }
+    }
+  }
+  // A coordinate that is huge in every position must not wrap into range:
+  // 2^62 * stride 4 overflows uint64 to 0.
+  {
+    const int64_t dims[] = {4, 4}, strides[] = {4, 1};
+    const int64_t idx[] = {int64_t(1) << 62, 0};
+    int64_t slot = 0;
+    CHECK(tso::Linearize<int64_t>(idx, 1, 2, dims, strides, &slot, serial) == 0 && slot == -1,
+          "wrapped offset accepted");
+  }
+  // Strings concatenate in index order (scatter_nd), bools OR.
+  {
+    const int64_t slots[] = {0, 0, 1};
+    const std::string upd[] = {"a", "b", "c"};
+    std::string out[2];
+    tso::ScatterCpu<std::string, tso::AddOp>({slots, 3, 1, 2}, upd, nullptr, tso::Init::kZero,
+                                             out, serial);
+    CHECK(out[0] == "ab" && out[1] == "c", "string concat");
+    const bool bupd[] = {true, false, false};
+    bool bout[2];
+    tso::ScatterCpu<bool, tso::AddOp>({slots, 3, 1, 2}, bupd, nullptr, tso::Init::kZero, bout,
+                                      serial);
+    CHECK(bout[0] && !bout[1], "bool or");
+  }
+  // Signed overflow wraps (and UBSan must not fire).
+  {
+    const int64_t slots[] = {0, 0};
+    const int32_t upd[] = {INT32_MAX, 1};
+    int32_t out[1] = {0};
+    tso::ScatterCpu<int32_t, tso::AddOp>({slots, 2, 1, 1}, upd, nullptr, tso::Init::kZero, out,
+                                         serial);
+    CHECK(out[0] == INT32_MIN, "wrap add");
+    const int8_t u8[] = {INT8_MIN, 1};
+    int8_t o8[1] = {0};
+    tso::ScatterCpu<int8_t, tso::SubOp>({slots, 2, 1, 1}, u8, nullptr, tso::Init::kZero, o8,
+                                        serial);
+    CHECK(o8[0] == 127, "wrap sub: %d", o8[0]);
+  }
+  // Zero sizes: nothing touched, nothing read.
+  {
+    const tso::ScatterShape empty{nullptr, 0, 5, 0};
+    tso::ScatterCpu<float, tso::AddOp>(empty, nullptr, nullptr, tso::Init::kZero, nullptr,
+                                       ThreadParallel(4, 1));
+    tso::GatherCpu<float>(empty, nullptr, nullptr, ThreadParallel(4, 1));
+    int64_t slot = 0;
+    const int64_t idx = 0, dim0 = 0, st = 1;
+    CHECK(tso::Linearize<int64_t>(&idx, 1, 1, &dim0, &st, &slot, serial) == 0,
+          "index into an empty dim is bad");
+  }
+}
+
+template <typename T>
+void Big(std::mt19937_64& rng, int64_t& case_no) {
+  // Geometries that force each parallel path with real threads.
+  struct G { std::vector<int64_t> dims; int64_t slice, n; };
+  const G gs[] = {
+      {{60000}, 1, 100000},     // grouped, value entries
+      {{3000}, 7, 20000},       // grouped, row entries
+      {{40, 3}, 5, 20000},      // grouped, heavy duplicates
+      {{8}, 5000, 30},          // column split
+      {{}, 40000, 3},           // depth 0: one slot
+      {{1 << 20}, 1, 70000},    // many blocks
+  };
+  for (const G& x : gs) {
+    Geometry g;
+    g.dims = x.dims;
+    g.slice = x.slice;
+    g.n = x.n;
+    for (tso::Init mode : {tso::Init::kZero, tso::Init::kCopy, tso::Init::kInPlace}) {
+      char label[120];
+      std::snprintf(label, sizeof label, "big %lld %s", (long long)case_no++, TypeName<T>());
+      RunCase<T, tso::AddOp, int64_t>(rng, g, 0.01, 4, mode, label);
+      RunCase<T, tso::AssignOp, int32_t>(rng, g, 0.0, 3, mode, label);
+    }
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int64_t cases = argc > 1 ? std::atoll(argv[1]) : 3000;
+  const uint64_t seed = argc > 2 ? std::strtoull(argv[2], nullptr, 10) : 12345;
+  std::mt19937_64 rng(seed);
+  FixedCases();
+  int64_t case_no = 0;
+  Big<float>(rng, case_no);
+  Big<uint8_t>(rng, case_no);
+  for (int64_t c = 0; c < cases; ++c, ++case_no) {
+    switch (c % 10) {
+      case 0: AllOps<float, true, true>(rng, case_no); break;
+      case 1: AllOps<double, true, true>(rng, case_no); break;
+      case 2: AllOps<int8_t, true, true>(rng, case_no); break;
+      case 3: AllOps<uint8_t, true, true>(rng, case_no); break;
+      case 4: AllOps<int32_t, true, true>(rng, case_no); break;
+      case 5: AllOps<int64_t, true, true>(rng, case_no); break;
+      case 6: AllOps<uint64_t, true, true>(rng, case_no); break;
+      case 7: AllOps<bool, false, false>(rng, case_no); break;
+      case 8: AllOps<std::string, false, false>(rng, case_no); break;
+      default: AllOps<std::complex<float>, false, true>(rng, case_no);
+    }
+  }
+  std::printf("core_test: %lld random cases + fixed/big cases, %lld checks, %d failures (seed %llu)\n",
+              (long long)cases, (long long)g_checks, g_failures, (unsigned long long)seed);
+  return g_failures == 0 ? 0 : 1;
+}
