@@ -12,3 +12,9 @@ def built_against(path):
     with open(path, "rb") as f:
         match = _MARKER.search(f.read())
     return match.group(1).decode() if match else None
+
+
+def built_with_gpu(path):
+    """Whether the library at `path` contains the GPU kernels."""
+    with open(path, "rb") as f:
+        return b"TF_SCATTER_OPS_GPU=1;" in f.read()

@@ -22,7 +22,12 @@
 #define TFSO_STR(x) TFSO_STR_(x)
 extern "C" __attribute__((used, visibility("default"))) const char
     tf_scatter_ops_built_against[] =
-        "TF_SCATTER_OPS_BUILT_AGAINST_TF=" TFSO_STR(TFSO_TF_VERSION) ";";
+        "TF_SCATTER_OPS_BUILT_AGAINST_TF=" TFSO_STR(TFSO_TF_VERSION) ";"
+#if TFSO_WITH_CUDA
+        "TF_SCATTER_OPS_GPU=1;";
+#else
+        "TF_SCATTER_OPS_GPU=0;";
+#endif
 
 namespace tf_scatter_ops {
 namespace {

@@ -1,0 +1,14 @@
+# The CUDA core's standalone harness (tools/gpu_harness.cu). CI has nvcc but
+# no GPU: it compiles and links the harness against the objects of the .so;
+# tools/gpu_check.sh builds and runs it on a GPU machine.
+.PHONY: gpu-harness
+ifeq ($(TFSO_GPU),1)
+CI_EXTRA += gpu-harness
+endif
+
+CU_OBJS := $(patsubst cc/%.cu.cc,$(BUILD)/%.cu.o,$(CU_SRCS))
+gpu-harness: $(BUILD)/gpu_harness
+$(BUILD)/gpu_harness: tools/gpu_harness.cu $(CU_OBJS) $(CU_HDRS)
+	$(NVCC) $(NVCCFLAGS) -x cu -c tools/gpu_harness.cu -o $(BUILD)/gpu_harness.o
+	$(NVCC) $(NVCCFLAGS) $(BUILD)/gpu_harness.o $(CU_OBJS) -o $@
+	@echo "built $@ (run it on a GPU machine with tools/gpu_check.sh)"

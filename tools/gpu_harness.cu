@@ -1,0 +1,615 @@
+// Standalone harness of the CUDA core (cc/kernels/scatter_gpu.h), built with
+// nvcc alone (no TensorFlow): tools/gpu_check.sh builds and runs it.
+//
+//   gpu_harness [--quick] [--dump DIR]
+//
+// 1. Correctness: every op and dtype on random cases (duplicates, bad rows
+//    under both policies, zero sizes, int16/32/64 indices, copy / in-place /
+//    zero init) against a serial host reference built from the same
+//    reducers (reducers.h), compared bitwise.
+// 2. Determinism: large cases with many duplicates and a hot destination,
+//    run three times, bitwise equal to each other and to the reference.
+// 3. Timing: the CPU-speed workloads W1-W7 (float32) against the device's
+//    copy bandwidth; with --dump DIR, writes their data and our times for
+//    tools/gpu_torch_bench.py.
+// Exit status 0 only if every check passed.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "../cc/kernels/scatter_gpu.h"
+
+using namespace tf_scatter_ops;  // NOLINT
+namespace g = tf_scatter_ops::gpu;
+
+#define CK(x)                                                           \
+  do {                                                                  \
+    cudaError_t e_ = (x);                                               \
+    if (e_ != cudaSuccess) {                                            \
+      std::fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__,           \
+                   cudaGetErrorString(e_));                             \
+      std::exit(2);                                                     \
+    }                                                                   \
+  } while (0)
+
+namespace {
+
+int failures = 0;
+int64_t cases_run = 0;
+
+void Fail(const std::string& what) {
+  if (++failures <= 30) std::printf("FAIL %s\n", what.c_str());
+}
+
+// Host element arrays (std::vector<bool> packs bits, so it cannot be used).
+template <typename T>
+class Vec {
+ public:
+  explicit Vec(size_t n = 0, T value = T{}) : n_(n), p_(new T[std::max<size_t>(1, n)]) {
+    std::fill(p_.get(), p_.get() + n_, value);
+  }
+  Vec(const Vec& o) : Vec(o.n_) { std::copy(o.begin(), o.end(), p_.get()); }
+  Vec& operator=(const Vec& o) { Vec t(o); std::swap(n_, t.n_); std::swap(p_, t.p_); return *this; }
+  T& operator[](size_t i) { return p_[i]; }
+  const T& operator[](size_t i) const { return p_[i]; }
+  T* data() { return p_.get(); }
+  const T* data() const { return p_.get(); }
+  size_t size() const { return n_; }
+  bool empty() const { return n_ == 0; }
+  T* begin() { return p_.get(); }
+  T* end() { return p_.get() + n_; }
+  const T* begin() const { return p_.get(); }
+  const T* end() const { return p_.get() + n_; }
+
+ private:
+  size_t n_;
+  std::unique_ptr<T[]> p_;
+};
+
+// Stream-ordered bump allocator over one cudaMalloc: reset between calls.
+class Arena : public g::Scratch {
+ public:
+  explicit Arena(size_t bytes) : size_(bytes) { CK(cudaMalloc(&base_, bytes)); }
+  ~Arena() { cudaFree(base_); }
+  void* Allocate(size_t bytes) override {
+    bytes = (bytes + 255) & ~size_t{255};
+    if (used_ + bytes > size_) return nullptr;
+    void* p = static_cast<char*>(base_) + used_;
+    used_ += bytes;
+    return p;
+  }
+  void Reset() { used_ = 0; }
+
+ private:
+  void* base_ = nullptr;
+  size_t size_, used_ = 0;
+};
+
+template <typename T>
+struct Dev {
+  T* p = nullptr;
+  size_t n = 0;
+  explicit Dev(size_t count) : n(count) {
+    CK(cudaMalloc(&p, std::max<size_t>(1, n) * sizeof(T)));
+  }
+  Dev(const Vec<T>& h) : Dev(h.size()) { Put(h); }
+  ~Dev() { cudaFree(p); }
+  Dev(const Dev&) = delete;
+  void Put(const Vec<T>& h) {
+    if (n) CK(cudaMemcpy(p, h.data(), n * sizeof(T), cudaMemcpyHostToDevice));
+  }
+  Vec<T> Get() const {
+    Vec<T> h(n);
+    if (n) CK(cudaMemcpy(h.data(), p, n * sizeof(T), cudaMemcpyDeviceToHost));
+    return h;
+  }
+};
+
+std::mt19937_64 rng(12345);
+int64_t Uniform(int64_t lo, int64_t hi) {  // [lo, hi]
+  return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
+}
+
+// Random values, with the awkward ones (NaN, -0, extremes) now and then.
+template <typename T>
+T Random() {
+  if constexpr (std::is_same<T, bool>::value) {
+    return Uniform(0, 1) == 1;
+  } else if constexpr (std::is_integral<T>::value) {
+    if (Uniform(0, 9) == 0) {
+      return Uniform(0, 1) ? std::numeric_limits<T>::max()
+                           : std::numeric_limits<T>::min();
+    }
+    return static_cast<T>(Uniform(std::is_signed<T>::value ? -50 : 0, 50));
+  } else if constexpr (std::is_floating_point<T>::value) {
+    switch (Uniform(0, 19)) {
+      case 0: return std::nan("");
+      case 1: return T(-0.0);
+      case 2: return T(0.0);
+      default: return static_cast<T>(Uniform(-4000, 4000)) / T(64);
+    }
+  } else if constexpr (std::is_same<T, F16>::value) {
+    return ToF16(Random<float>());
+  } else if constexpr (std::is_same<T, BF16>::value) {
+    return ToBF16(Random<float>());
+  } else if constexpr (std::is_same<T, Complex<float>>::value) {
+    return {Random<float>(), Random<float>()};
+  } else if constexpr (std::is_same<T, Complex<double>>::value) {
+    return {Random<double>(), Random<double>()};
+  } else {  // Bits128
+    return {static_cast<uint64_t>(rng()), static_cast<uint64_t>(rng())};
+  }
+}
+
+template <typename T>
+bool SameBits(const Vec<T>& a, const Vec<T>& b) {
+  return a.size() == b.size() &&
+         (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0);
+}
+
+// A random problem in canonical form, with its host reference slots.
+struct Problem {
+  int depth = 1;
+  std::vector<int64_t> dims;  // outer dims
+  int64_t nslots = 1, slice = 1, n = 0;
+  std::vector<int64_t> coords;  // [n, depth]
+  std::vector<int64_t> slots;   // -1 for bad rows
+  int64_t first_bad = -1;
+  g::IndexType index_type = g::IndexType::kInt32;
+};
+
+int64_t IndexMax(g::IndexType t) {
+  return t == g::IndexType::kInt16 ? INT16_MAX
+         : t == g::IndexType::kInt32 ? INT32_MAX : INT64_MAX;
+}
+
+Problem RandomProblem(bool allow_bad) {
+  Problem p;
+  p.index_type = static_cast<g::IndexType>(Uniform(0, 2));
+  p.depth = static_cast<int>(Uniform(0, 3));
+  if (Uniform(0, 30) == 0) p.depth = 14;  // deeper than the inline dims
+  p.nslots = 1;
+  for (int d = 0; d < p.depth; ++d) {
+    p.dims.push_back(p.depth > 3 ? Uniform(1, 2) : Uniform(Uniform(0, 20) == 0 ? 0 : 1, 7));
+    p.nslots *= p.dims.back();
+  }
+  p.slice = Uniform(0, 12) == 0 ? 0 : Uniform(1, 5);
+  p.n = p.nslots * p.slice == 0 ? 0 : Uniform(0, 12) == 0 ? 0 : Uniform(1, 80);
+  const int64_t imax = IndexMax(p.index_type);
+  for (int64_t i = 0; i < p.n; ++i) {
+    bool ok = true;
+    for (int d = 0; d < p.depth; ++d) {
+      int64_t v = Uniform(0, p.dims[d] - 1);
+      if (allow_bad && Uniform(0, 60) == 0) {
+        const int64_t bad[] = {-1, p.dims[d], imax, -imax - 1, p.dims[d] + 3};
+        v = bad[Uniform(0, 4)];
+        ok = false;
+      }
+      p.coords.push_back(v);
+    }
+    int64_t slot = 0;
+    for (int d = 0; d < p.depth; ++d) slot = slot * p.dims[d] + p.coords[i * p.depth + d];
+    p.slots.push_back(ok ? slot : -1);
+    if (!ok && p.first_bad < 0) p.first_bad = i;
+  }
+  return p;
+}
+
+// The indices of a problem on the device, in its index type.
+struct DevIndices {
+  void* ptr = nullptr;
+  explicit DevIndices(const Problem& p) {
+    const size_t size = p.index_type == g::IndexType::kInt16 ? 2
+                        : p.index_type == g::IndexType::kInt32 ? 4 : 8;
+    std::vector<char> host(std::max<size_t>(1, p.coords.size() * size));
+    for (size_t i = 0; i < p.coords.size(); ++i) {
+      const int64_t v = p.coords[i];
+      if (size == 2) { const int16_t x = static_cast<int16_t>(v); std::memcpy(&host[i * 2], &x, 2); }
+      if (size == 4) { const int32_t x = static_cast<int32_t>(v); std::memcpy(&host[i * 4], &x, 4); }
+      if (size == 8) std::memcpy(&host[i * 8], &v, 8);
+    }
+    CK(cudaMalloc(&ptr, host.size()));
+    CK(cudaMemcpy(ptr, host.data(), host.size(), cudaMemcpyHostToDevice));
+  }
+  ~DevIndices() { cudaFree(ptr); }
+};
+
+g::Call MakeCall(const Problem& p, const DevIndices& idx, bool ignore,
+                 Arena* arena, std::vector<int64_t>* bad_coords) {
+  g::Call c;
+  c.indices = idx.ptr;
+  c.index_type = p.index_type;
+  c.n = p.n;
+  c.depth = p.depth;
+  c.dims = p.dims.data();
+  c.slice = p.slice;
+  c.nslots = p.nslots;
+  c.ignore = ignore;
+  c.stream = nullptr;
+  c.scratch = arena;
+  bad_coords->assign(std::max(1, p.depth), 0);
+  c.bad_coords = bad_coords->data();
+  return c;
+}
+
+std::string Describe(const char* op, const char* type, const Problem& p,
+                     bool ignore) {
+  char buf[200];
+  std::snprintf(buf, sizeof(buf), "%s<%s> depth=%d nslots=%lld slice=%lld n=%lld idx=%d %s",
+                op, type, p.depth, (long long)p.nslots, (long long)p.slice,
+                (long long)p.n, (int)p.index_type, ignore ? "IGNORE" : "ERROR");
+  return buf;
+}
+
+bool CheckBadRow(const char* what, const g::Call& c, const Problem& p,
+                 const std::vector<int64_t>& coords, const std::string& desc) {
+  if (c.bad_row != p.first_bad) {
+    Fail(desc + " " + what + ": first bad row " + std::to_string(c.bad_row) +
+         ", expected " + std::to_string(p.first_bad));
+    return false;
+  }
+  for (int d = 0; d < p.depth && p.first_bad >= 0; ++d) {
+    if (coords[d] != p.coords[p.first_bad * p.depth + d]) {
+      Fail(desc + " " + what + ": wrong coordinates of the bad row");
+      return false;
+    }
+  }
+  return true;
+}
+
+template <typename T, typename Op>
+void ScatterCase(const char* op, const char* type, Init mode, Arena* arena) {
+  const bool ignore = Uniform(0, 1) == 1;
+  Problem p = RandomProblem(/*allow_bad=*/true);
+  if (mode != Init::kZero) mode = Uniform(0, 1) ? Init::kCopy : Init::kInPlace;
+  const std::string desc = Describe(op, type, p, ignore);
+  Vec<T> init(p.nslots * p.slice), upd(p.n * p.slice);
+  for (auto& v : init) v = Random<T>();
+  for (auto& v : upd) v = Random<T>();
+  Vec<T> expect = mode == Init::kZero ? Vec<T>(init.size(), T{}) : init;
+  const bool fails = !ignore && p.first_bad >= 0;
+  if (!fails) {
+    for (int64_t i = 0; i < p.n; ++i) {
+      if (p.slots[i] < 0) continue;
+      for (int64_t j = 0; j < p.slice; ++j) {
+        Op::Apply(expect[p.slots[i] * p.slice + j], upd[i * p.slice + j]);
+      }
+    }
+  }
+  DevIndices idx(p);
+  Dev<T> d_init(init), d_upd(upd), d_out(init.size());
+  if (mode == Init::kInPlace) d_out.Put(init);
+  std::vector<int64_t> coords;
+  g::Call c = MakeCall(p, idx, ignore, arena, &coords);
+  arena->Reset();
+  const char* err = g::Scatter<T, Op>(c, d_upd.p, d_init.p, mode, d_out.p);
+  CK(cudaDeviceSynchronize());
+  ++cases_run;
+  if (err) return Fail(desc + ": " + err);
+  if (!ignore && !CheckBadRow("scatter", c, p, coords, desc)) return;
+  if (fails) {  // nothing written: an in-place tensor is intact
+    if (mode == Init::kInPlace && !SameBits(d_out.Get(), init)) {
+      Fail(desc + ": output changed although the call failed");
+    }
+    return;
+  }
+  if (!SameBits(d_out.Get(), expect)) Fail(desc + ": result differs from the serial reference");
+}
+
+template <typename T>
+void GatherCase(const char* type, Arena* arena) {
+  const bool ignore = Uniform(0, 1) == 1;
+  Problem p = RandomProblem(/*allow_bad=*/true);
+  const std::string desc = Describe("gather", type, p, ignore);
+  Vec<T> params(p.nslots * p.slice);
+  for (auto& v : params) v = Random<T>();
+  Vec<T> expect(p.n * p.slice, T{});
+  for (int64_t i = 0; i < p.n; ++i) {
+    if (p.slots[i] < 0) continue;
+    for (int64_t j = 0; j < p.slice; ++j) expect[i * p.slice + j] = params[p.slots[i] * p.slice + j];
+  }
+  DevIndices idx(p);
+  Dev<T> d_params(params), d_out(expect.size());
+  std::vector<int64_t> coords;
+  g::Call c = MakeCall(p, idx, ignore, arena, &coords);
+  arena->Reset();
+  const char* err = g::Gather<T>(c, d_params.p, d_out.p);
+  CK(cudaDeviceSynchronize());
+  ++cases_run;
+  if (err) return Fail(desc + ": " + err);
+  if (!ignore && !CheckBadRow("gather", c, p, coords, desc)) return;
+  if (!ignore && p.first_bad >= 0) return;
+  if (!SameBits(d_out.Get(), expect)) Fail(desc + ": result differs from the reference");
+}
+
+int repeats = 150;
+
+template <typename T, typename Op>
+void ScatterType(const char* op, const char* type, Init mode, Arena* arena) {
+  for (int r = 0; r < repeats; ++r) ScatterCase<T, Op>(op, type, mode, arena);
+}
+template <typename T>
+void GatherType(const char* type, Arena* arena) {
+  for (int r = 0; r < repeats; ++r) GatherCase<T>(type, arena);
+}
+
+// Large problems with many duplicates (and one hot destination): three runs
+// are bitwise equal to each other and to the serial reference.
+template <typename T, typename Op>
+void DeterminismCase(const char* op, const char* type, int64_t nslots,
+                     int64_t slice, int64_t n, bool hot, Arena* arena) {
+  Problem p;
+  p.depth = 1;
+  p.dims = {nslots};
+  p.nslots = nslots;
+  p.slice = slice;
+  p.n = n;
+  p.index_type = g::IndexType::kInt64;
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t s = hot && Uniform(0, 1) ? 7 % nslots : Uniform(0, nslots - 1);
+    p.coords.push_back(s);
+    p.slots.push_back(s);
+  }
+  Vec<T> init(nslots * slice), upd(n * slice);
+  for (auto& v : init) v = Random<T>();
+  for (auto& v : upd) v = Random<T>();
+  Vec<T> expect = init;
+  for (int64_t i = 0; i < n; ++i) {
+    for (int64_t j = 0; j < slice; ++j) Op::Apply(expect[p.slots[i] * slice + j], upd[i * slice + j]);
+  }
+  DevIndices idx(p);
+  Dev<T> d_init(init), d_upd(upd), d_out(init.size());
+  char desc[160];
+  std::snprintf(desc, sizeof(desc), "determinism %s<%s> nslots=%lld slice=%lld n=%lld%s",
+                op, type, (long long)nslots, (long long)slice, (long long)n, hot ? " hot" : "");
+  for (int run = 0; run < 3; ++run) {
+    std::vector<int64_t> coords;
+    g::Call c = MakeCall(p, idx, false, arena, &coords);
+    arena->Reset();
+    const char* err = g::Scatter<T, Op>(c, d_upd.p, d_init.p, Init::kCopy, d_out.p);
+    CK(cudaDeviceSynchronize());
+    ++cases_run;
+    if (err) return Fail(std::string(desc) + ": " + err);
+    if (!SameBits(d_out.Get(), expect)) return Fail(std::string(desc) + ": run " + std::to_string(run) + " differs");
+  }
+}
+
+// ---- timing -------------------------------------------------------------
+
+double MedianMs(std::vector<float> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+template <typename F>
+double TimeMs(F&& f, int reps) {
+  cudaEvent_t a, b;
+  CK(cudaEventCreate(&a));
+  CK(cudaEventCreate(&b));
+  f();
+  f();  // warm up
+  std::vector<float> ms;
+  for (int r = 0; r < reps; ++r) {
+    CK(cudaEventRecord(a));
+    f();
+    CK(cudaEventRecord(b));
+    CK(cudaEventSynchronize(b));
+    float t;
+    CK(cudaEventElapsedTime(&t, a, b));
+    ms.push_back(t);
+  }
+  cudaEventDestroy(a);
+  cudaEventDestroy(b);
+  return MedianMs(ms);
+}
+
+double CopyBandwidthGBs() {  // device-to-device copy, bytes read + written
+  const size_t bytes = size_t{1} << 30;
+  Dev<char> a(bytes), b(bytes);
+  CK(cudaMemset(a.p, 1, bytes));
+  const double ms = TimeMs([&] { CK(cudaMemcpy(b.p, a.p, bytes, cudaMemcpyDeviceToDevice)); }, 10);
+  return 2.0 * bytes / (ms * 1e-3) / 1e9;
+}
+
+void WriteFile(const std::string& path, const void* data, size_t bytes) {
+  FILE* f = std::fopen(path.c_str(), "wb");
+  if (!f || std::fwrite(data, 1, bytes, f) != bytes) {
+    std::fprintf(stderr, "cannot write %s\n", path.c_str());
+    std::exit(2);
+  }
+  std::fclose(f);
+}
+
+struct Workload {
+  const char* name;
+  const char* op;  // add, update, max, scatter_nd, gather
+  std::vector<int64_t> shape;  // target (or params) shape
+  int depth;
+  int64_t n;
+  bool unique;
+};
+
+std::vector<int64_t> RandomRows(int64_t n, int64_t range, bool unique) {
+  std::vector<int64_t> v(n);
+  if (!unique) {
+    for (auto& x : v) x = Uniform(0, range - 1);
+    return v;
+  }
+  std::vector<int64_t> all(range);
+  for (int64_t i = 0; i < range; ++i) all[i] = i;
+  for (int64_t i = 0; i < n; ++i) std::swap(all[i], all[Uniform(i, range - 1)]);
+  std::copy(all.begin(), all.begin() + n, v.begin());
+  return v;
+}
+
+void RunTimings(const std::string& dump, bool quick) {
+  const double bw = CopyBandwidthGBs();
+  const int64_t k = quick ? 16 : 1;  // --quick: 1/16 of the sizes
+  std::vector<Workload> w = {
+      {"W1", "add", {16777216 / k}, 1, 1048576 / k, false},
+      {"W2", "update", {16777216 / k}, 1, 1048576 / k, true},
+      {"W3", "add", {1048576 / k, 64}, 1, 200000 / k, false},
+      {"W4", "update", {1048576 / k, 64}, 1, 200000 / k, true},
+      {"W5", "scatter_nd", {4096, 4096 / k}, 2, 2097152 / k, false},
+      {"W6", "max", {16777216 / k}, 1, 1048576 / k, false},
+      {"W7", "gather", {1048576 / k, 64}, 1, 1048576 / k, false},
+  };
+  FILE* meta = nullptr;
+  if (!dump.empty()) meta = std::fopen((dump + "/workloads.txt").c_str(), "w");
+  std::printf("\ncopy bandwidth %.0f GB/s\n", bw);
+  std::printf("%-4s %-10s %10s %10s %8s\n", "", "op", "ms", "floor ms", "x floor");
+  Arena arena(size_t{3} << 30);
+  for (const Workload& x : w) {
+    Problem p;
+    p.depth = x.depth;
+    p.dims.assign(x.shape.begin(), x.shape.begin() + x.depth);
+    p.nslots = 1;
+    for (int64_t d : p.dims) p.nslots *= d;
+    p.slice = 1;
+    for (size_t d = x.depth; d < x.shape.size(); ++d) p.slice *= x.shape[d];
+    p.n = x.n;
+    p.index_type = g::IndexType::kInt32;
+    const std::vector<int64_t> flat = RandomRows(x.n, p.nslots, x.unique);
+    std::vector<int32_t> idx32;
+    for (int64_t s : flat) {  // flat slot -> coordinates
+      int64_t r = s;
+      std::vector<int64_t> c(x.depth);
+      for (int d = x.depth - 1; d >= 0; --d) {
+        c[d] = r % p.dims[d];
+        r /= p.dims[d];
+      }
+      for (int64_t v : c) idx32.push_back(static_cast<int32_t>(v));
+    }
+    const bool gather = std::string(x.op) == "gather";
+    const int64_t out_elems = gather ? x.n * p.slice : p.nslots * p.slice;
+    Vec<float> upd(gather ? 0 : x.n * p.slice), tensor(p.nslots * p.slice);
+    for (auto& v : upd) v = static_cast<float>(Uniform(-1000, 1000)) / 8;
+    for (auto& v : tensor) v = static_cast<float>(Uniform(-1000, 1000)) / 8;
+    Vec<int32_t> idx_host(idx32.size());
+    std::copy(idx32.begin(), idx32.end(), idx_host.begin());
+    Dev<int32_t> d_idx(idx_host);
+    Dev<float> d_upd(upd), d_tensor(tensor), d_out(out_elems);
+    std::vector<int64_t> coords(x.depth);
+    g::Call c;
+    c.indices = d_idx.p;
+    c.index_type = g::IndexType::kInt32;
+    c.n = p.n;
+    c.depth = p.depth;
+    c.dims = p.dims.data();
+    c.slice = p.slice;
+    c.nslots = p.nslots;
+    c.scratch = &arena;
+    c.bad_coords = coords.data();
+    const std::string op = x.op;
+    const char* err = nullptr;
+    auto run = [&] {
+      arena.Reset();
+      if (op == "add") err = g::Scatter<float, AddOp>(c, d_upd.p, d_tensor.p, Init::kCopy, d_out.p);
+      if (op == "max") err = g::Scatter<float, MaxOp>(c, d_upd.p, d_tensor.p, Init::kCopy, d_out.p);
+      if (op == "scatter_nd") err = g::Scatter<float, AddOp>(c, d_upd.p, nullptr, Init::kZero, d_out.p);
+      if (op == "update") {
+        err = g::Scatter<uint32_t, AssignOp>(c, reinterpret_cast<const uint32_t*>(d_upd.p),
+                                             reinterpret_cast<const uint32_t*>(d_tensor.p),
+                                             Init::kCopy, reinterpret_cast<uint32_t*>(d_out.p));
+      }
+      if (gather) {
+        err = g::Gather<uint32_t>(c, reinterpret_cast<const uint32_t*>(d_tensor.p),
+                                  reinterpret_cast<uint32_t*>(d_out.p));
+      }
+    };
+    const double ms = TimeMs(run, quick ? 5 : 11);
+    if (err) Fail(std::string(x.name) + ": " + err);
+    // Memory floor: indices + updates read, touched output written, and
+    // the input copied (read + write) for the tensor_scatter ops.
+    const double idx_bytes = 4.0 * x.n * x.depth;
+    double bytes;
+    if (gather) {
+      bytes = idx_bytes + 2.0 * 4 * x.n * p.slice;
+    } else if (op == "scatter_nd") {
+      bytes = idx_bytes + 4.0 * x.n * p.slice + 4.0 * out_elems;
+    } else {
+      bytes = idx_bytes + 4.0 * x.n * p.slice + 2.0 * 4 * out_elems;
+    }
+    const double floor_ms = bytes / (bw * 1e9) * 1e3;
+    std::printf("%-4s %-10s %10.3f %10.3f %8.2f\n", x.name, x.op, ms, floor_ms, ms / floor_ms);
+    if (meta) {
+      std::fprintf(meta, "%s %s %d %lld %.4f %.4f", x.name, x.op, x.depth, (long long)x.n, ms, floor_ms);
+      for (int64_t d : x.shape) std::fprintf(meta, " %lld", (long long)d);
+      std::fprintf(meta, "\n");
+      const std::string base = dump + "/" + x.name;
+      WriteFile(base + ".idx", idx32.data(), idx32.size() * 4);
+      WriteFile(base + ".upd", upd.data(), upd.size() * 4);
+      WriteFile(base + ".tensor", tensor.data(), tensor.size() * 4);
+      const Vec<float> out = d_out.Get();  // ours, for the torch cross-check
+      WriteFile(base + ".out", out.data(), out.size() * 4);
+    }
+  }
+  if (meta) std::fclose(meta);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  bool quick = false;
+  std::string dump;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--quick")) quick = true;
+    if (!std::strcmp(argv[i], "--dump") && i + 1 < argc) dump = argv[++i];
+  }
+  int device = 0;
+  cudaDeviceProp prop;
+  CK(cudaGetDevice(&device));
+  CK(cudaGetDeviceProperties(&prop, device));
+  std::printf("device: %s (sm_%d%d, %d SMs)\n", prop.name, prop.major, prop.minor,
+              prop.multiProcessorCount);
+  if (quick) repeats = 40;
+  Arena arena(size_t{256} << 20);
+
+#define SCATTER(OP, NAME, MODE) [&](auto tag, const char* type) { \
+    using T = decltype(tag);                                        \
+    ScatterType<T, OP>(NAME, type, MODE, &arena);                   \
+  }
+  auto update = SCATTER(AssignOp, "update", Init::kCopy);
+  auto add = SCATTER(AddOp, "add", Init::kCopy);
+  auto sub = SCATTER(SubOp, "sub", Init::kCopy);
+  auto mn = SCATTER(MinOp, "min", Init::kCopy);
+  auto mx = SCATTER(MaxOp, "max", Init::kCopy);
+  auto snd = SCATTER(AddOp, "scatter_nd", Init::kZero);
+#undef SCATTER
+#define CALL(f, T) f(T{}, #T);
+#define UPDATE(T) CALL(update, T) GatherType<T>(#T, &arena);
+  TFSO_GPU_BITS_TYPES(UPDATE)
+#define ADD(T) CALL(add, T) CALL(sub, T) CALL(snd, T)
+  TFSO_GPU_ADD_TYPES(ADD)
+  CALL(snd, bool)
+#define MINMAX(T) CALL(mn, T) CALL(mx, T)
+  TFSO_GPU_MINMAX_TYPES(MINMAX)
+  const int64_t random_cases = cases_run;
+
+  const int64_t big = quick ? 50000 : 400000;
+  DeterminismCase<float, AddOp>("add", "float", 5000, 1, big, false, &arena);
+  DeterminismCase<float, AddOp>("add", "float", 3000, 3, big, true, &arena);
+  DeterminismCase<double, SubOp>("sub", "double", 100, 1, big, true, &arena);
+  DeterminismCase<F16, AddOp>("add", "F16", 2000, 2, big, false, &arena);
+  DeterminismCase<float, MaxOp>("max", "float", 5000, 1, big, true, &arena);
+  DeterminismCase<float, MinOp>("min", "float", 50, 4, big, false, &arena);
+  DeterminismCase<uint32_t, AssignOp>("update", "uint32", 5000, 1, big, true, &arena);
+  DeterminismCase<int32_t, AddOp>("add", "int32", 5000, 1, big, true, &arena);
+  DeterminismCase<int64_t, MaxOp>("max", "int64", 500, 2, big, false, &arena);
+  std::printf("correctness: %lld random cases, %lld determinism runs, %d failures\n",
+              (long long)random_cases, (long long)(cases_run - random_cases), failures);
+
+  RunTimings(dump, quick);
+  std::printf("%s\n", failures ? "HARNESS FAILED" : "HARNESS PASSED");
+  return failures ? 1 : 0;
+}
