@@ -1,0 +1,227 @@
+"""Differential fuzzing (issue 6): random rank 0..5, shapes with zero-size
+dims, depth 0..rank, outer index dims 0..2, duplicates, bad rows (negative,
+too large, int extremes), every value dtype, every index dtype and every
+policy, for every op, against the NumPy reference (bitwise) and, where
+TensorFlow 2.21 has a CPU kernel for the case, against TensorFlow.
+
+Profiles (environment variable TFSO_FUZZ_PROFILE):
+  ci    (default) 7 ops x 750 = 5,250 examples, derandomized, in `make test`
+  long  TFSO_FUZZ_EXAMPLES in total (default 105,000), random; `make fuzz`
+"""
+
+import os
+import re
+
+import numpy as np
+import pytest
+import tensorflow as tf
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+
+import tf_scatter_ops as tso
+from tf_scatter_ops.ops import DTYPES, INDEX_DTYPES, POLICIES
+import reference as ref
+
+IAE = tf.errors.InvalidArgumentError
+OPS = ("scatter_nd", "tensor_scatter_nd_update", "tensor_scatter_nd_add",
+       "tensor_scatter_nd_sub", "tensor_scatter_nd_min", "tensor_scatter_nd_max",
+       "gather_nd")
+REF_OP = {"scatter_nd": "scatter_nd", "tensor_scatter_nd_update": "update",
+          "tensor_scatter_nd_add": "add", "tensor_scatter_nd_sub": "sub",
+          "tensor_scatter_nd_min": "min", "tensor_scatter_nd_max": "max"}
+TF_RAW = {"scatter_nd": "ScatterNd", "tensor_scatter_nd_update": "TensorScatterUpdate",
+          "tensor_scatter_nd_add": "TensorScatterAdd", "tensor_scatter_nd_sub": "TensorScatterSub",
+          "tensor_scatter_nd_min": "TensorScatterMin", "tensor_scatter_nd_max": "TensorScatterMax",
+          "gather_nd": "GatherNd"}
+
+_HEALTH = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much]
+settings.register_profile(
+    "tfso-ci", max_examples=750, deadline=None, derandomize=True, database=None,
+    suppress_health_check=_HEALTH, phases=[Phase.explicit, Phase.generate, Phase.shrink],
+    print_blob=True)
+_LONG_TOTAL = int(os.environ.get("TFSO_FUZZ_EXAMPLES", "105000"))
+settings.register_profile(
+    "tfso-long", max_examples=-(-_LONG_TOTAL // len(OPS)), deadline=None,
+    suppress_health_check=_HEALTH, print_blob=True)
+PROFILE = os.environ.get("TFSO_FUZZ_PROFILE", "ci")
+if PROFILE not in ("ci", "long"):
+    raise ValueError(f"TFSO_FUZZ_PROFILE must be 'ci' or 'long', got {PROFILE!r}")
+FUZZ = settings(settings.get_profile(f"tfso-{PROFILE}"))
+
+# Examples actually run, per op, and how many were also checked against TF.
+COUNTS = {op: {"examples": 0, "tf": 0, "errors": 0} for op in OPS}
+
+
+@st.composite
+def cases(draw, op):
+    dtype = draw(st.sampled_from(DTYPES[op]))
+    index_dtype = draw(st.sampled_from(INDEX_DTYPES))
+    policy = draw(st.sampled_from(POLICIES))
+    rank = draw(st.integers(0, 5))
+    max_dim = 4 if rank <= 3 else 3
+    # Zero-size dims now and then, not half the time.
+    shape = tuple(draw(st.lists(
+        st.one_of(st.integers(1, max_dim), st.just(0)) if draw(st.booleans())
+        else st.integers(1, max_dim), min_size=rank, max_size=rank)))
+    depth = draw(st.integers(0, rank))
+    outer_rank = draw(st.sampled_from([0, 1, 1, 1, 2, 2]))
+    outer = tuple(draw(st.lists(st.integers(0, 5), min_size=outer_rank, max_size=outer_rank)))
+    duplicates = draw(st.sampled_from(["none", "some", "hot"]))
+    nbad = draw(st.sampled_from([0, 0, 0, 0, 0, 1, 2]))
+    extreme = draw(st.booleans())
+    through_function = draw(st.integers(0, 9)) == 0  # 10%: kernel with unknown shapes
+    seed = draw(st.integers(0, 2**32 - 1))
+    return dict(op=op, dtype=dtype, index_dtype=index_dtype, policy=policy,
+                shape=shape, depth=depth, outer=outer, duplicates=duplicates,
+                nbad=nbad, extreme=extreme, function=through_function, seed=seed)
+
+
+def make_indices(rng, c):
+    shape, depth, outer = c["shape"], c["depth"], c["outer"]
+    n = int(np.prod(outer, dtype=np.int64))
+    idx = np.zeros((n, depth), np.int64)
+    for d in range(depth):
+        hi = max(shape[d], 1)
+        if c["duplicates"] == "hot":
+            idx[:, d] = rng.integers(0, min(hi, 2), size=n)
+        elif c["duplicates"] == "none":
+            idx[:, d] = rng.permutation(np.arange(n) % hi) if n else []
+        else:
+            idx[:, d] = rng.integers(0, hi, size=n)
+    info = np.iinfo(c["index_dtype"].as_numpy_dtype)
+    if depth and n:
+        for row in rng.choice(n, size=min(c["nbad"], n), replace=False):
+            d = rng.integers(0, depth)
+            if c["extreme"]:
+                idx[row, d] = rng.choice([info.max, info.min, info.min + 1, info.max - 1])
+            else:
+                idx[row, d] = rng.choice([-1, -2, shape[d], shape[d] + 1])
+    return idx.reshape(outer + (depth,)).astype(c["index_dtype"].as_numpy_dtype)
+
+
+def shape_str(shape):
+    return "[" + ",".join(str(d) for d in shape) + "]"
+
+
+def expected(c, tensor, idx, upd):
+    """(result, None) or (None, regex of the InvalidArgumentError)."""
+    op, shape, dtype = c["op"], c["shape"], c["dtype"]
+    ignore = c["policy"] == "IGNORE"
+    if op != "gather_nd":
+        if idx.ndim - 1 + len(shape) - c["depth"] < 1:
+            return None, r"updates must have rank at least 1"
+        if np.prod(shape, dtype=np.int64) == 0 and idx.size > 0:
+            return None, r"Indices and updates specified for empty output shape"
+    try:
+        if op == "gather_nd":
+            return ref.gather(tensor, idx, dtype, ignore=ignore), None
+        return ref.scatter(REF_OP[op], tensor, idx, upd, dtype, ignore=ignore), None
+    except ref.BadIndex as e:
+        row = "[" + ", ".join(str(int(v)) for v in e.index) + "]"
+        return None, (re.escape(f"indices[{e.row}] = {row} does not index into shape ")
+                      + re.escape(shape_str(shape)))
+
+
+_FUNCTIONS = {}
+
+
+def ours(c, tensor, idx, upd):
+    op, dtype, policy = c["op"], c["dtype"], c["policy"]
+    args = [tf.constant(tensor, dtype), tf.constant(idx)]
+    if op != "gather_nd":
+        args.append(tf.constant(upd, dtype))
+
+    def call(*a):
+        if op == "gather_nd":
+            return tso.gather_nd(a[0], a[1], bad_indices_policy=policy)
+        if op == "scatter_nd":
+            # shape as the indices' dtype (the kernel's own) or int64 (widened)
+            out_type = a[1].dtype if c["seed"] % 2 else tf.int64
+            return tso.scatter_nd(a[1], a[2], tf.cast(tf.shape(a[0]), out_type), policy)
+        return getattr(tso, op)(a[0], a[1], a[2], policy)
+
+    if not c["function"]:
+        return call(*args)
+    key = (op, dtype, c["index_dtype"], policy, c["seed"] % 2)
+    if key not in _FUNCTIONS:  # one trace per combination: unknown static shapes
+        spec = [tf.TensorSpec(None, a.dtype) for a in args]
+        _FUNCTIONS[key] = tf.function(call, input_signature=spec)
+    return _FUNCTIONS[key](*args)
+
+
+def tf_comparable(c, tensor, idx):
+    """Whether TensorFlow 2.21 has a CPU kernel for this case with our semantics
+    (shared/tf-behaviour.md 1.2, 2.4): int32/int64 indices for scatters
+    (gather_nd also int16), depth >= 1 for scatters, and no gather from
+    scalar or empty params (TF refuses those even for depth-0 or slice-empty
+    gathers)."""
+    if c["op"] == "gather_nd":  # TF: "params must be at least a vector"
+        return tensor.ndim >= 1 and not (tensor.size == 0 and np.prod(idx.shape[:-1]) > 0)
+    # TF's scatter kernels read rank-1 indices as N rows of depth 1 and then
+    # reject every shape (tf-behaviour.md 2.4): compare rank >= 2 only.
+    return c["index_dtype"] != tf.int16 and c["depth"] >= 1 and idx.ndim >= 2
+
+
+def theirs(c, tensor, idx, upd):
+    op, dtype = c["op"], c["dtype"]
+    raw = getattr(tf.raw_ops, TF_RAW[op])
+    i = tf.constant(idx)
+    if op == "gather_nd":
+        return raw(params=tf.constant(tensor, dtype), indices=i, bad_indices_policy=c["policy"])
+    u = tf.constant(upd, dtype)
+    if op == "scatter_nd":
+        return raw(indices=i, updates=u, shape=tf.constant(c["shape"], i.dtype),
+                   bad_indices_policy=c["policy"])
+    return raw(tensor=tf.constant(tensor, dtype), indices=i, updates=u,
+               bad_indices_policy=c["policy"])
+
+
+def run_case(c):
+    rng = np.random.default_rng(c["seed"])
+    op, dtype, shape, depth = c["op"], c["dtype"], c["shape"], c["depth"]
+    tensor = (ref.zeros(shape, dtype) if op == "scatter_nd"
+              else ref.random_values(rng, dtype, shape))
+    idx = make_indices(rng, c)
+    upd = ref.random_values(rng, dtype, c["outer"] + shape[depth:])
+    want, error = expected(c, tensor, idx, upd)
+    COUNTS[op]["examples"] += 1
+    if error is not None:
+        COUNTS[op]["errors"] += 1
+        with pytest.raises(IAE, match=error):
+            ours(c, tensor, idx, upd)
+    else:
+        ref.assert_same(ours(c, tensor, idx, upd), want)
+    if tf_comparable(c, tensor, idx):
+        COUNTS[op]["tf"] += 1
+        if error is None:
+            ref.assert_same(theirs(c, tensor, idx, upd), want)
+        elif "does not index" in error:
+            with pytest.raises(IAE, match="does not index"):
+                theirs(c, tensor, idx, upd)
+
+
+@pytest.mark.parametrize("op", OPS)
+def test_fuzz_against_reference_and_tensorflow(op):
+    @FUZZ
+    @given(cases(op))
+    def check(c):
+        run_case(c)
+
+    check()
+
+
+def test_fuzz_counts():
+    """Every op was fuzzed with the profile's number of examples (when the
+    whole file ran), a share of them also against TensorFlow and a share on
+    the error path; prints the counts for the issue note."""
+    if any(COUNTS[op]["examples"] == 0 for op in OPS):
+        pytest.skip("not every fuzz test ran in this session")
+    total = sum(v["examples"] for v in COUNTS.values())
+    print(f"\nfuzz profile {PROFILE}: {total} examples; per op {COUNTS}")
+    want = FUZZ.max_examples
+    for op, v in COUNTS.items():
+        # Hypothesis runs max_examples successful examples (+ a few explicit/
+        # replayed ones); never fewer unless it ran out of distinct inputs.
+        assert v["examples"] >= want, (op, v)
+        assert v["tf"] >= want // 10, (op, v)
+        assert v["errors"] >= want // 20, (op, v)
