@@ -17,6 +17,7 @@ Semantics (all ops, every device we register):
 
 import contextlib
 
+import numpy as np
 import tensorflow as tf
 from tensorflow.python.framework.ops import EagerTensor as _EagerTensor
 
@@ -107,8 +108,29 @@ def _tensor(value, dtype=None, dtype_hint=None, name=None):
     return tf.convert_to_tensor(value, dtype=dtype, dtype_hint=dtype_hint, name=name)
 
 
+def _int_tensor(value, dtype_hint, name):
+    """Integers (indices, a shape) as a tensor, `dtype_hint` when they fit it.
+
+    tf.convert_to_tensor applies an integer dtype_hint by wrapping values that
+    do not fit: convert_to_tensor([2**32], dtype_hint=tf.int32) is [0], also
+    for an int64 NumPy array, which would turn an out-of-bound index into a
+    valid one. Values that do not fit the hint keep a wide dtype instead.
+    """
+    if isinstance(value, (int, np.integer, list, tuple, np.ndarray)):
+        try:
+            array = np.asarray(value)
+        except Exception:  # e.g. a list of symbolic tensors
+            array = None
+        if array is not None and array.dtype.kind in "iu":
+            info = np.iinfo(dtype_hint.as_numpy_dtype)
+            if array.size and (array.min() < info.min or array.max() > info.max):
+                return tf.convert_to_tensor(array, name=name)
+            return tf.convert_to_tensor(array, dtype=dtype_hint, name=name)
+    return _tensor(value, dtype_hint=dtype_hint, name=name)
+
+
 def _indices(indices):
-    indices = _tensor(indices, dtype_hint=tf.int32, name="indices")
+    indices = _int_tensor(indices, tf.int32, "indices")
     if indices.dtype not in _INDEX_SET:
         raise ValueError(
             f"indices must be int16, int32 or int64, got {indices.dtype.name}")
@@ -153,7 +175,7 @@ def scatter_nd(indices, updates, shape, bad_indices_policy="", name=None):
         indices = _indices(indices)
         updates = _tensor(updates, name="updates")
         _check_dtype("scatter_nd", updates.dtype)
-        shape = _tensor(shape, dtype_hint=indices.dtype, name="shape")
+        shape = _int_tensor(shape, indices.dtype, "shape")
         if shape.dtype not in _INDEX_SET:
             raise ValueError(
                 f"shape must be int16, int32 or int64, got {shape.dtype.name}")
