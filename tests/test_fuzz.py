@@ -70,10 +70,17 @@ def cases(draw, op):
     nbad = draw(st.sampled_from([0, 0, 0, 0, 0, 1, 2]))
     extreme = draw(st.booleans())
     through_function = draw(st.integers(0, 9)) == 0  # 10%: kernel with unknown shapes
+    # Indices as a tensor, or as an int64 NumPy array / Python list that the
+    # wrapper converts (where out-of-int32 values once wrapped into range).
+    indices_as = "tensor" if through_function else draw(
+        st.sampled_from(["tensor", "tensor", "numpy", "list"]))
+    if indices_as != "tensor":
+        index_dtype = tf.int64
     seed = draw(st.integers(0, 2**32 - 1))
     return dict(op=op, dtype=dtype, index_dtype=index_dtype, policy=policy,
                 shape=shape, depth=depth, outer=outer, duplicates=duplicates,
-                nbad=nbad, extreme=extreme, function=through_function, seed=seed)
+                nbad=nbad, extreme=extreme, function=through_function,
+                indices_as=indices_as, seed=seed)
 
 
 def make_indices(rng, c):
@@ -127,7 +134,12 @@ _FUNCTIONS = {}
 
 def ours(c, tensor, idx, upd):
     op, dtype, policy = c["op"], c["dtype"], c["policy"]
-    args = [tf.constant(tensor, dtype), tf.constant(idx)]
+    indices = tf.constant(idx)
+    if c["indices_as"] == "numpy":
+        indices = idx
+    elif c["indices_as"] == "list" and idx.size:
+        indices = idx.tolist()
+    args = [tf.constant(tensor, dtype), indices]
     if op != "gather_nd":
         args.append(tf.constant(upd, dtype))
 
@@ -136,7 +148,7 @@ def ours(c, tensor, idx, upd):
             return tso.gather_nd(a[0], a[1], bad_indices_policy=policy)
         if op == "scatter_nd":
             # shape as the indices' dtype (the kernel's own) or int64 (widened)
-            out_type = a[1].dtype if c["seed"] % 2 else tf.int64
+            out_type = c["index_dtype"] if c["seed"] % 2 else tf.int64
             return tso.scatter_nd(a[1], a[2], tf.cast(tf.shape(a[0]), out_type), policy)
         return getattr(tso, op)(a[0], a[1], a[2], policy)
 
@@ -144,7 +156,7 @@ def ours(c, tensor, idx, upd):
         return call(*args)
     key = (op, dtype, c["index_dtype"], policy, c["seed"] % 2)
     if key not in _FUNCTIONS:  # one trace per combination: unknown static shapes
-        spec = [tf.TensorSpec(None, a.dtype) for a in args]
+        spec = [tf.TensorSpec(None, tf.as_dtype(a.dtype)) for a in args]
         _FUNCTIONS[key] = tf.function(call, input_signature=spec)
     return _FUNCTIONS[key](*args)
 
