@@ -105,7 +105,10 @@ def _tensor(value, dtype=None, dtype_hint=None, name=None):
     """tf.convert_to_tensor, without its overhead for what already is a tensor."""
     if isinstance(value, tf.Tensor) and (dtype is None or value.dtype is dtype):
         return value
-    return tf.convert_to_tensor(value, dtype=dtype, dtype_hint=dtype_hint, name=name)
+    try:
+        return tf.convert_to_tensor(value, dtype=dtype, dtype_hint=dtype_hint, name=name)
+    except TypeError as e:  # e.g. ["a"] as float updates: a dtype mismatch
+        raise ValueError(f"{name}: {e}") from e
 
 
 def _int_tensor(value, dtype_hint, name):
@@ -126,6 +129,9 @@ def _int_tensor(value, dtype_hint, name):
             if array.size and (array.min() < info.min or array.max() > info.max):
                 return tf.convert_to_tensor(array, name=name)
             return tf.convert_to_tensor(array, dtype=dtype_hint, name=name)
+        if array is not None and array.dtype.kind == "b" and array.size:
+            # the hint would turn True into index 1; bool is not an index
+            return tf.convert_to_tensor(array, name=name)
     return _tensor(value, dtype_hint=dtype_hint, name=name)
 
 
