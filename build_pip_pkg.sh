@@ -16,5 +16,7 @@ cp tf_scatter_ops/*.py "$stage/tf_scatter_ops/"
 cp bazel-bin/_tf_scatter_ops.so "$stage/tf_scatter_ops/"
 chmod u+w "$stage/tf_scatter_ops/_tf_scatter_ops.so"
 mkdir -p "$out"
-"$python" -m pip wheel --no-deps --no-build-isolation -q -w "$out" "$stage"
+# setup.py packages this library as is (no compile), pinned to its stamp
+TF_SCATTER_OPS_PREBUILT="$stage/tf_scatter_ops/_tf_scatter_ops.so" \
+  "$python" -m pip wheel --no-deps --no-build-isolation -q -w "$out" "$stage"
 ls "$out"/*.whl

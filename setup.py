@@ -1,15 +1,42 @@
-"""Packaging: a platform wheel holding the prebuilt ops library, pinned to the
-TensorFlow version stamped into it (a custom-op .so only loads into that one).
-Build the library first: `make` (g++) or `bazel build //...` + build_pip_pkg.sh."""
+"""Packaging: a platform wheel holding the ops library, pinned to the
+TensorFlow version it was built against (a custom-op .so only loads into that
+one), never containing libtensorflow_framework.so.2.
 
+* `pip wheel .` / `pip install .` compile cc/ here with $CXX (default g++)
+  and the compile/link flags of the TensorFlow installed in the target
+  environment: the interpreter running pip, or $TF_SCATTER_OPS_PYTHON.
+  TensorFlow is not a build requirement, so pip never downloads one into its
+  isolated build environment; we ask a child interpreter without pip's
+  overlay instead (with --no-build-isolation it is the same TensorFlow).
+  Install TensorFlow first.
+* TF_SCATTER_OPS_PREBUILT=/path/to/_tf_scatter_ops.so packages that library
+  as is (build_pip_pkg.sh does this with bazel's), pinned to its stamp.
+"""
+
+import concurrent.futures
+import glob
+import hashlib
 import importlib.util
+import json
 import os
+import shlex
+import shutil
+import subprocess
+import sys
 
 from setuptools import setup
+from setuptools.command.build_py import build_py
 from setuptools.dist import Distribution
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PACKAGE = os.path.join(HERE, "tf_scatter_ops")
+PREBUILT = os.environ.get("TF_SCATTER_OPS_PREBUILT")
+
+_QUERY = """
+import json, tensorflow as tf
+print(json.dumps({"version": tf.__version__, "cflags": tf.sysconfig.get_compile_flags(),
+                  "lflags": tf.sysconfig.get_link_flags()}))
+"""
 
 
 def _stamp_module():
@@ -19,6 +46,105 @@ def _stamp_module():
     return module
 
 
+stamp = _stamp_module()
+
+
+def _target_env():
+    """The environment without pip's build-isolation overlay: its PYTHONPATH
+    entries (pip-build-env-*) and PYTHONNOUSERSITE go, so the child sees the
+    site-packages that pip installs into."""
+    env = dict(os.environ)
+    entries = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+    kept = [p for p in entries if "pip-build-env" not in p]
+    if len(kept) != len(entries):
+        env.pop("PYTHONNOUSERSITE", None)
+    if kept:
+        env["PYTHONPATH"] = os.pathsep.join(kept)
+    else:
+        env.pop("PYTHONPATH", None)
+    env["TF_CPP_MIN_LOG_LEVEL"] = "3"
+    return env
+
+
+def tensorflow_config():
+    """Version and flags of the target environment's TensorFlow."""
+    python = os.environ.get("TF_SCATTER_OPS_PYTHON") or sys.executable
+    result = subprocess.run([python, "-c", _QUERY], env=_target_env(), cwd=os.path.expanduser("~"),
+                            capture_output=True, text=True)
+    if result.returncode != 0:
+        raise SystemExit(
+            f"tf-scatter-ops builds against the TensorFlow installed where it is being "
+            f"installed, but {python} cannot import tensorflow:\n{result.stderr[-2000:]}\n"
+            "Install TensorFlow first (e.g. `pip install tensorflow==2.21.0`), or point "
+            "TF_SCATTER_OPS_PYTHON at the interpreter whose TensorFlow to use.")
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def _sources():
+    """The CPU build: every .cc under cc/ except CUDA sources."""
+    srcs = sorted(glob.glob(os.path.join(HERE, "cc", "kernels", "*.cc")) +
+                  glob.glob(os.path.join(HERE, "cc", "ops", "*.cc")))
+    return [s for s in srcs if not s.endswith((".cu.cc", ".cu"))]
+
+
+def compile_library(config, output, objdir):
+    """Compiles cc/ into `output`, one translation unit per job; objects in
+    `objdir` are reused when newer than every source and header and built
+    with the same flags."""
+    cxx = shlex.split(os.environ.get("CXX", "g++"))
+    cflags = ["-O3", "-fPIC", "-fvisibility=hidden", "-Wno-deprecated-declarations",
+              *config["cflags"], f"-DTFSO_TF_VERSION={config['version']}"]
+    lflags = ["-shared", *config["lflags"], "-Wl,-rpath,$ORIGIN/../tensorflow", "-Wl,-O1"]
+    os.makedirs(objdir, exist_ok=True)
+    flags_file = os.path.join(objdir, "flags.json")
+    flags = json.dumps([cxx, cflags, lflags])
+    if not os.path.exists(flags_file) or open(flags_file).read() != flags:
+        for old in glob.glob(os.path.join(objdir, "*.o")):
+            os.remove(old)
+        with open(flags_file, "w") as f:
+            f.write(flags)
+    headers = glob.glob(os.path.join(HERE, "cc", "**", "*.h"), recursive=True)
+    newest_header = max((os.path.getmtime(h) for h in headers), default=0)
+
+    def build(src):
+        rel = os.path.relpath(src, os.path.join(HERE, "cc")).replace(os.sep, "_")
+        obj = os.path.join(objdir, rel[:-3] + ".o")
+        if (os.path.exists(obj)
+                and os.path.getmtime(obj) > max(os.path.getmtime(src), newest_header)):
+            return obj
+        cmd = cxx + cflags + ["-c", src, "-o", obj + ".tmp"]
+        print(" ".join(shlex.quote(c) for c in cmd), flush=True)
+        subprocess.run(cmd, check=True)
+        os.replace(obj + ".tmp", obj)
+        return obj
+
+    jobs = int(os.environ.get("TF_SCATTER_OPS_JOBS", os.cpu_count() or 1))
+    with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
+        objs = list(pool.map(build, _sources()))
+    os.makedirs(os.path.dirname(output), exist_ok=True)
+    subprocess.run(cxx + ["-o", output + ".tmp", *objs, *lflags], check=True)
+    os.replace(output + ".tmp", output)
+    built = stamp.built_against(output)
+    if built != config["version"]:
+        raise SystemExit(f"{output} is stamped {built!r}, expected {config['version']!r}")
+
+
+class BuildPyWithLibrary(build_py):
+    """build_py, then the ops library into the build tree (compiled here, or
+    copied from TF_SCATTER_OPS_PREBUILT)."""
+
+    def run(self):
+        super().run()
+        output = os.path.join(self.build_lib, "tf_scatter_ops", stamp.LIBRARY_NAME)
+        if PREBUILT:
+            os.makedirs(os.path.dirname(output), exist_ok=True)
+            shutil.copyfile(PREBUILT, output)
+        else:
+            key = hashlib.sha256(json.dumps(TF, sort_keys=True).encode()).hexdigest()[:12]
+            objdir = os.path.join(HERE, "build", "pip-objs", f"{TF['version']}-{key}")
+            compile_library(TF, output, objdir)
+
+
 class BinaryDistribution(Distribution):
     """The wheel carries a compiled library: platform-specific, never pure."""
 
@@ -26,13 +152,19 @@ class BinaryDistribution(Distribution):
         return True
 
 
-stamp = _stamp_module()
-library = os.path.join(PACKAGE, stamp.LIBRARY_NAME)
-if not os.path.exists(library):
-    raise SystemExit(f"{library} is missing: build it first with `make` (or bazel, see README)")
-tf_version = stamp.built_against(library)
+if PREBUILT:
+    TF = None
+    if not os.path.exists(PREBUILT):
+        raise SystemExit(f"TF_SCATTER_OPS_PREBUILT={PREBUILT} does not exist")
+    tf_version = stamp.built_against(PREBUILT)
+    if tf_version is None:
+        raise SystemExit(f"{PREBUILT} carries no TensorFlow version stamp")
+else:
+    TF = tensorflow_config()
+    tf_version = TF["version"]
 
 setup(
     distclass=BinaryDistribution,
+    cmdclass={"build_py": BuildPyWithLibrary},
     install_requires=["numpy", f"tensorflow=={tf_version}"],
 )
