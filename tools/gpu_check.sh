@@ -10,7 +10,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${GPU_CHECK_OUT:-build/gpu_check}
 arch=${GPU_ARCH:-native}
-mkdir -p "$out/obj"
+rm -rf "$out/obj" && mkdir -p "$out/obj"
 flags=(-std=c++17 -O3 -DCUB_WRAPPED_NAMESPACE=tfso_cub -arch="$arch")
 
 echo "== build ($(nvcc --version | tail -1))"

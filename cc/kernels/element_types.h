@@ -99,8 +99,8 @@ TFSO_HD float ToFloat(BF16 b) {
 
 TFSO_HD BF16 ToBF16(float f) {
   const uint32_t x = BitCast<uint32_t>(f);
-  if ((x & 0x7fffffffu) > 0x7f800000u) {
-    return BF16{static_cast<uint16_t>((x >> 16) | 0x40u)};  // quiet nan
+  if ((x & 0x7fffffffu) > 0x7f800000u) {  // nan: Eigen's canonical quiet nan
+    return BF16{static_cast<uint16_t>(((x >> 16) & 0x8000u) | 0x7fc0u)};
   }
   return BF16{static_cast<uint16_t>((x + 0x7fffu + ((x >> 16) & 1u)) >> 16)};
 }

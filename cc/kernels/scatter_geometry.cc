@@ -235,11 +235,9 @@ Status BadIndexError(int64_t row, const std::vector<int64_t>& coords,
 #if TFSO_WITH_CUDA
 void* GpuScratch::Allocate(size_t bytes) {
   Tensor t;
-  if (!c_->allocate_temp(::tensorflow::DT_UINT8,
-                         TensorShape({static_cast<int64_t>(bytes)}), &t)
-           .ok()) {
-    return nullptr;
-  }
+  status_ = c_->allocate_temp(::tensorflow::DT_UINT8,
+                              TensorShape({static_cast<int64_t>(bytes)}), &t);
+  if (!status_.ok()) return nullptr;
   held_.push_back(t);
   return t.data();
 }
@@ -277,6 +275,7 @@ Status PrepareGpuCall(const Tensor& indices, const Geometry& g,
 
 Status GpuCallStatus(const GpuCallState& s, const char* error,
                      const TensorShape& target) {
+  if (!s.scratch.status().ok()) return s.scratch.status();  // out of memory
   if (error != nullptr) {
     return absl::InternalError(StrCat("tf_scatter_ops GPU kernel: ", error));
   }

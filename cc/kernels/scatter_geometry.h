@@ -70,17 +70,21 @@ Status BadIndexError(int64_t row, const std::vector<int64_t>& coords,
                      const TensorShape& target);
 
 #if TFSO_WITH_CUDA
-// Device scratch for the CUDA core from allocate_temp; the tensors live until
-// Compute returns, which is stream-ordered after the core's kernels.
+// Device scratch for the CUDA core from allocate_temp. The tensors are
+// released when the backend call returns, before its kernels have run; that
+// is safe because TensorFlow's GPU allocator hands the memory out again only
+// to work ordered after them on the same compute stream.
 class GpuScratch : public gpu::Scratch {
  public:
   explicit GpuScratch(OpKernelContext* c) : c_(c) {}
   void* Allocate(size_t bytes) override;
   OpKernelContext* context() const { return c_; }
+  const Status& status() const { return status_; }  // of a failed Allocate
 
  private:
   OpKernelContext* c_;
   std::vector<Tensor> held_;
+  Status status_;
 };
 
 struct GpuCallState {

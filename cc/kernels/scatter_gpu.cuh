@@ -33,7 +33,8 @@ struct Plan {
   const void* keys = nullptr;        // [n] destination slot per row
   const void* rows = nullptr;        // sorted plans: [n] row of each key
   const void* run_starts = nullptr;  // sorted plans: first position per run
-  const int64_t* num_runs = nullptr; // sorted plans: device count of runs
+  const int64_t* num_runs = nullptr;   // sorted plans: device count of runs
+  const int64_t* valid_end = nullptr;  // sorted plans: end of the last run
 };
 
 // Linearises and bounds-checks the indices (reporting the first bad row
@@ -105,26 +106,28 @@ __global__ void ScatterAtomicKernel(const Key* keys, int64_t n, int64_t slice,
 
 // One thread per (run, column): applies the run's updates to that output
 // element in row order (a run is one destination; rows are sorted stably).
+// Serial per destination is what makes float sums reproducible; a very hot
+// destination is therefore one long thread (update only reads the last row).
 template <typename T, typename Op, typename Key>
 __global__ void ScatterRunsKernel(const Key* keys, const Key* rows,
                                   const Key* run_starts,
-                                  const int64_t* num_runs, int64_t n,
-                                  int64_t slice, const T* updates, T* out) {
-  const int64_t total = *num_runs * slice;
+                                  const int64_t* num_runs,
+                                  const int64_t* valid_end, int64_t slice,
+                                  const T* updates, T* out) {
+  const int64_t runs = *num_runs;
+  const int64_t total = runs * slice;
   for (int64_t t = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; t < total;
        t += int64_t{gridDim.x} * blockDim.x) {
     const int64_t r = t / slice;
     const int64_t j = t - r * slice;
     const int64_t first = run_starts[r];
-    const Key key = keys[first];
-    T* dst = out + static_cast<int64_t>(key) * slice + j;
+    const int64_t end = r + 1 < runs ? static_cast<int64_t>(run_starts[r + 1]) : *valid_end;
+    T* dst = out + static_cast<int64_t>(keys[first]) * slice + j;
     if constexpr (std::is_same<Op, AssignOp>::value) {
-      int64_t last = first;  // last write wins: only the last row matters
-      while (last + 1 < n && keys[last + 1] == key) ++last;
-      *dst = updates[static_cast<int64_t>(rows[last]) * slice + j];
+      *dst = updates[static_cast<int64_t>(rows[end - 1]) * slice + j];  // last wins
     } else {
       T acc = *dst;
-      for (int64_t q = first; q < n && keys[q] == key; ++q) {
+      for (int64_t q = first; q < end; ++q) {
         Op::Apply(acc, updates[static_cast<int64_t>(rows[q]) * slice + j]);
       }
       *dst = acc;
@@ -156,8 +159,8 @@ void LaunchScatter(const Call& call, const Plan& plan, const T* updates,
   } else {
     ScatterRunsKernel<T, Op, Key><<<GridFor(work), kThreads, 0, stream>>>(
         keys, static_cast<const Key*>(plan.rows),
-        static_cast<const Key*>(plan.run_starts), plan.num_runs, call.n,
-        call.slice, updates, out);
+        static_cast<const Key*>(plan.run_starts), plan.num_runs,
+        plan.valid_end, call.slice, updates, out);
   }
 }
 

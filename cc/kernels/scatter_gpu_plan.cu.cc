@@ -45,18 +45,22 @@ __global__ void LinearizeKernel(const Index* indices, int64_t n, int depth,
     }
     keys[i] = ok ? static_cast<Key>(slot) : bad_key;
     if (rows) rows[i] = static_cast<Key>(i);
-    if (!ok) atomicMin(first_bad, static_cast<unsigned long long>(i));
+    // Only the ERROR policy reads the first bad row: IGNORE (often used
+    // with -1 padding) does not pay for atomics on one address.
+    if (!ok && first_bad) atomicMin(first_bad, static_cast<unsigned long long>(i));
   }
 }
 
-// A run starts where the sorted key changes; bad rows (key nslots) start none.
+// A run starts where the sorted key changes; bad rows (key nslots, sorted
+// last) start none. The position after the last valid key ends the last run.
 template <typename Key>
 __global__ void RunHeadsKernel(const Key* sorted, int64_t n, Key bad_key,
-                               uint8_t* heads) {
+                               uint8_t* heads, int64_t* valid_end) {
   for (int64_t p = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; p < n;
        p += int64_t{gridDim.x} * blockDim.x) {
     const Key k = sorted[p];
     heads[p] = k != bad_key && (p == 0 || sorted[p - 1] != k);
+    if (k != bad_key && (p == n - 1 || sorted[p + 1] == bad_key)) *valid_end = p + 1;
   }
 }
 
@@ -127,7 +131,7 @@ const char* MakePlanTyped(Call& call, bool sort, Plan* plan) {
   // One scratch block, carved into 256-byte aligned pieces.
   const size_t key_bytes = Align(sizeof(Key) * n);
   const bool deep = call.depth > kInlineDepth;
-  size_t total = key_bytes + Align(2 * sizeof(unsigned long long)) +
+  size_t total = key_bytes + Align(3 * sizeof(unsigned long long)) +
                  (deep ? Align(2 * sizeof(int64_t) * call.depth) : 0);
   if (sort) {
     total += 4 * key_bytes + Align(n) + Align(std::max(sort_bytes, select_bytes));
@@ -141,8 +145,9 @@ const char* MakePlanTyped(Call& call, bool sort, Plan* plan) {
   };
   Key* keys = reinterpret_cast<Key*>(take(key_bytes));
   auto* first_bad = reinterpret_cast<unsigned long long*>(
-      take(Align(2 * sizeof(unsigned long long))));
+      take(Align(3 * sizeof(unsigned long long))));
   int64_t* num_runs = reinterpret_cast<int64_t*>(first_bad + 1);
+  int64_t* valid_end = reinterpret_cast<int64_t*>(first_bad + 2);
 
   Dims dims{};
   int64_t* deep_dims = nullptr;
@@ -167,11 +172,14 @@ const char* MakePlanTyped(Call& call, bool sort, Plan* plan) {
   if (const cudaError_t e = cudaMemsetAsync(first_bad, 0xff, sizeof(*first_bad), stream)) {
     return Error(e);
   }
+  if (const cudaError_t e = cudaMemsetAsync(valid_end, 0, sizeof(*valid_end), stream)) {
+    return Error(e);
+  }
 
   Key* rows = sort ? reinterpret_cast<Key*>(take(key_bytes)) : nullptr;
   LinearizeKernel<Index, Key><<<GridFor(n), kThreads, 0, stream>>>(
       static_cast<const Index*>(call.indices), n, call.depth, dims, deep_dims,
-      bad_key, keys, rows, first_bad);
+      bad_key, keys, rows, call.ignore ? nullptr : first_bad);
   if (const char* e = LastError()) return e;
   if (!call.ignore) {
     if (const char* e = ReadBadRow<Index>(call, first_bad)) return e;
@@ -191,8 +199,8 @@ const char* MakePlanTyped(Call& call, bool sort, Plan* plan) {
       temp, sort_bytes, keys, sorted_keys, rows, sorted_rows, n, 0, end_bit,
       stream);
   if (e != cudaSuccess) return Error(e);
-  RunHeadsKernel<Key><<<GridFor(n), kThreads, 0, stream>>>(sorted_keys, n,
-                                                           bad_key, heads);
+  RunHeadsKernel<Key><<<GridFor(n), kThreads, 0, stream>>>(
+      sorted_keys, n, bad_key, heads, valid_end);
   if (const char* err = LastError()) return err;
   // `rows` (the sort's input) still holds 0..n-1: select the head positions.
   e = cub::DeviceSelect::Flagged(temp, select_bytes, rows, heads, run_starts,
@@ -202,6 +210,7 @@ const char* MakePlanTyped(Call& call, bool sort, Plan* plan) {
   plan->rows = sorted_rows;
   plan->run_starts = run_starts;
   plan->num_runs = num_runs;
+  plan->valid_end = valid_end;
   return nullptr;
 }
 
