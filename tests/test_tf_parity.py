@@ -131,3 +131,22 @@ def test_nan_handling_of_min_max_matches_tensorflow():
     u = tf.constant([0., np.nan, 5., np.nan])
     for op in ("tensor_scatter_nd_min", "tensor_scatter_nd_max"):
         ref.assert_same(getattr(tso, op)(t, idx, u), getattr(tf, op)(t, idx, u))
+
+
+# Outputs over 32 MiB with rows of >= 64 bytes take the non-temporal store
+# paths (gather; sparse blocks of tensor_scatter_*); odd row sizes mix them
+# with the plain copy.
+@pytest.mark.parametrize("row", [16, 17, 20])
+@pytest.mark.parametrize("op", ["tensor_scatter_nd_update", "tensor_scatter_nd_add",
+                                "tensor_scatter_nd_max", "gather_nd"])
+def test_large_outputs_streaming_paths(op, row, rng):
+    rows = (40 << 20) // (4 * row)
+    tensor = tf.constant(rng.standard_normal((rows, row)), tf.float32)
+    n = rows if op == "gather_nd" else rows // 50
+    idx = tf.constant(rng.integers(0, rows, size=(n, 1)), tf.int64)
+    if op == "gather_nd":
+        ours, theirs = tso.gather_nd(tensor, idx), tf.gather_nd(tensor, idx)
+    else:
+        upd = tf.constant(rng.standard_normal((n, row)), tf.float32)
+        ours, theirs = getattr(tso, op)(tensor, idx, upd), getattr(tf, op)(tensor, idx, upd)
+    ref.assert_same(ours, theirs.numpy())
