@@ -16,7 +16,7 @@ SCATTERS = ["tensor_scatter_nd_update", "tensor_scatter_nd_add", "tensor_scatter
 
 def all_ops(indices, updates, tensor=T4, policy=""):
     """(name, thunk) for every op with these indices (updates for scatters)."""
-    calls = [(op, lambda op=op: getattr(tso, op)(tensor, indices, updates, policy))
+    calls = [(op, lambda op=op: getattr(tso, op)(tensor, indices, updates, bad_indices_policy=policy))
              for op in SCATTERS]
     calls.append(("scatter_nd", lambda: tso.scatter_nd(indices, updates, tf.shape(tensor), policy)))
     calls.append(("gather_nd", lambda: tso.gather_nd(tensor, indices, bad_indices_policy=policy)))

@@ -123,3 +123,16 @@ def test_inputs_accept_lists_and_numpy():
 def test_shape_dtype_is_widened_to_the_indices():
     got = tso.scatter_nd(tf.constant([[1]], tf.int16), [5.], tf.constant([3], tf.int64))
     ref.assert_same(got, np.array([0., 5., 0.], np.float32))
+
+
+@pytest.mark.parametrize("op", ["scatter_nd", "tensor_scatter_nd_update", "tensor_scatter_nd_add",
+                                "tensor_scatter_nd_sub", "tensor_scatter_nd_min",
+                                "tensor_scatter_nd_max", "gather_nd"])
+def test_positional_parameters_are_tensorflows(op):
+    """Code written for tf.<op> passes the same arguments positionally to ours;
+    our extra bad_indices_policy (where TF has none) comes last."""
+    import inspect
+    theirs = list(inspect.signature(getattr(tf, op)).parameters)
+    ours = list(inspect.signature(getattr(tso, op)).parameters)
+    assert ours[:len(theirs)] == theirs, (ours, theirs)
+    assert "bad_indices_policy" in ours

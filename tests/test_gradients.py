@@ -92,7 +92,7 @@ def test_ignored_rows_get_zero_gradient():
     t = [1., 2., 3., 4.]
     for op in ("tensor_scatter_nd_update", "tensor_scatter_nd_add", "tensor_scatter_nd_max",
                "tensor_scatter_nd_min"):
-        _, d_u = grads(lambda a, b, op=op: getattr(tso, op)(a, idx, b, "IGNORE"), t, [0., 6., 0.])
+        _, d_u = grads(lambda a, b, op=op: getattr(tso, op)(a, idx, b, bad_indices_policy="IGNORE"), t, [0., 6., 0.])
         assert d_u[0] == 0 and d_u[2] == 0, (op, d_u)
     _, d_u = grads(lambda a, b: tso.tensor_scatter_nd_sub(a, idx, b, "IGNORE"), t, u)
     np.testing.assert_array_equal(d_u, [0., -10., 0.])

@@ -42,7 +42,7 @@ def winning_rows(tensor_shape, indices, policy):
     outer = tf.shape(indices)[:-1]
     ids = tf.reshape(tf.range(1, tf.reduce_prod(outer) + 1, dtype=tf.int64), outer)
     slots = tf.zeros(tensor_shape[:depth], tf.int64)
-    winners = ops.tensor_scatter_nd_update(slots, indices, ids, policy)
+    winners = ops.tensor_scatter_nd_update(slots, indices, ids, bad_indices_policy=policy)
     return tf.equal(_gather(winners, indices, policy), ids)
 
 
@@ -58,7 +58,7 @@ def _update_grad(op, grad):
     tensor, indices, updates = op.inputs
     policy = _policy(op)
     tensor_grad = ops.tensor_scatter_nd_update(
-        grad, indices, tf.zeros_like(updates), policy)
+        grad, indices, tf.zeros_like(updates), bad_indices_policy=policy)
     wins = _broadcast_rows(winning_rows(tf.shape(tensor), indices, policy), updates)
     gathered = _gather(grad, indices, policy)
     return [tensor_grad, None, tf.where(wins, gathered, tf.zeros_like(gathered))]

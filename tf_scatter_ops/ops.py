@@ -193,9 +193,16 @@ def scatter_nd(indices, updates, shape, bad_indices_policy="", name=None):
 
 
 def _tensor_scatter_function(op, doc):
-    """One public tensor_scatter_nd_* function: TensorFlow's signature."""
-    def f(tensor, indices, updates, bad_indices_policy="", name=None):
-        return _tensor_scatter(op, tensor, indices, updates, bad_indices_policy, name)
+    """One public tensor_scatter_nd_* function with TensorFlow's signature:
+    (tensor, indices, updates, bad_indices_policy="", name=None), except
+    tf.tensor_scatter_nd_update, whose 4th parameter is `name`; there
+    bad_indices_policy comes last, as in our gather_nd."""
+    if op == "tensor_scatter_nd_update":
+        def f(tensor, indices, updates, name=None, bad_indices_policy=""):
+            return _tensor_scatter(op, tensor, indices, updates, bad_indices_policy, name)
+    else:
+        def f(tensor, indices, updates, bad_indices_policy="", name=None):
+            return _tensor_scatter(op, tensor, indices, updates, bad_indices_policy, name)
     f.__name__ = f.__qualname__ = op
     f.__doc__ = doc
     return f

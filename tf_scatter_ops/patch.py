@@ -9,9 +9,8 @@
 Patched names: `tf.scatter_nd`, `tf.tensor_scatter_nd_{update,add,sub,min,max}`,
 `tf.gather_nd`, the same names under `tf.compat.v2` and `tf.compat.v1`, and
 v1's `tensor_scatter_{update,add,sub}`. Each replacement keeps the positional
-order of the TensorFlow function it replaces (`tf.tensor_scatter_nd_update`
-has no `bad_indices_policy` before `name`; v1's `gather_nd` has `name` before
-`batch_dims`). Code that looks the name up at call time (`tf.gather_nd(...)`,
+order of the TensorFlow function it replaces (v1's `gather_nd` has `name`
+before `batch_dims`). Code that looks the name up at call time (`tf.gather_nd(...)`,
 as Keras' TensorFlow backend does) is routed; references taken before
 patching (`from tensorflow import gather_nd`), TensorFlow's internal modules
 and `tf.raw_ops` are not. Functions already traced by `tf.function` keep the
@@ -26,11 +25,6 @@ import tensorflow as tf
 from tf_scatter_ops import ops
 
 
-def _tensor_scatter_nd_update(tensor, indices, updates, name=None, bad_indices_policy=""):
-    """tf.tensor_scatter_nd_update's positional order (name before the policy)."""
-    return ops.tensor_scatter_nd_update(tensor, indices, updates, bad_indices_policy, name)
-
-
 def _v1_gather_nd(params, indices, name=None, batch_dims=0, bad_indices_policy=""):
     """tf.compat.v1.gather_nd's positional order (name before batch_dims)."""
     return ops.gather_nd(params, indices, batch_dims, name, bad_indices_policy)
@@ -38,7 +32,7 @@ def _v1_gather_nd(params, indices, name=None, batch_dims=0, bad_indices_policy="
 
 _V2 = {
     "scatter_nd": ops.scatter_nd,
-    "tensor_scatter_nd_update": _tensor_scatter_nd_update,
+    "tensor_scatter_nd_update": ops.tensor_scatter_nd_update,
     "tensor_scatter_nd_add": ops.tensor_scatter_nd_add,
     "tensor_scatter_nd_sub": ops.tensor_scatter_nd_sub,
     "tensor_scatter_nd_min": ops.tensor_scatter_nd_min,
@@ -48,7 +42,7 @@ _V2 = {
 _V1 = dict(
     _V2,
     gather_nd=_v1_gather_nd,
-    tensor_scatter_update=_tensor_scatter_nd_update,
+    tensor_scatter_update=ops.tensor_scatter_nd_update,
     tensor_scatter_add=ops.tensor_scatter_nd_add,
     tensor_scatter_sub=ops.tensor_scatter_nd_sub,
 )
