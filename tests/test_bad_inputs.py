@@ -69,7 +69,7 @@ CASES = [
      r"Inner dimensions of updates.*updates.shape\[1:\] must equal shape\[0:\]"),
     ("empty-output-update", "tso.tensor_scatter_nd_update(tf.zeros([0, 3]), [[0]], [[1., 2., 3.]])", "IAE", EMPTY),
     ("empty-output-scatter_nd", "tso.scatter_nd([[0]], [1.], [0])", "IAE", EMPTY),
-    ("empty-output-ignore", "tso.tensor_scatter_nd_add(tf.zeros([0]), [[0]], [1.], 'IGNORE')", "IAE", EMPTY),
+    ("empty-output-ignore", "tso.tensor_scatter_nd_add(tf.zeros([0]), [[0]], [1.], bad_indices_policy='IGNORE')", "IAE", EMPTY),
     # --- wrong ranks ---
     *[(f"scalar-indices-{op}", f"call('{op}', 1)", "IAE",
        r"indices must have rank at least 1 \(its last dimension is the index depth\), got indices shape \[\]")
@@ -258,8 +258,8 @@ def _namespace():
             upd_shape = (1,)
         updates = tf.fill(upd_shape or (1,), 7.)
         if op == "scatter_nd":
-            return tso.scatter_nd(indices, updates, shape, policy)
-        return getattr(tso, op)(tensor, indices, updates, policy)
+            return tso.scatter_nd(indices, updates, shape, bad_indices_policy=policy)
+        return getattr(tso, op)(tensor, indices, updates, bad_indices_policy=policy)
 
     def ignored(op, ok_idx, idx):
         """What IGNORE must give: the valid rows only (gather: zeros elsewhere)."""

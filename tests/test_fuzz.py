@@ -149,8 +149,9 @@ def ours(c, tensor, idx, upd):
         if op == "scatter_nd":
             # shape as the indices' dtype (the kernel's own) or int64 (widened)
             out_type = c["index_dtype"] if c["seed"] % 2 else tf.int64
-            return tso.scatter_nd(a[1], a[2], tf.cast(tf.shape(a[0]), out_type), policy)
-        return getattr(tso, op)(a[0], a[1], a[2], policy)
+            return tso.scatter_nd(a[1], a[2], tf.cast(tf.shape(a[0]), out_type),
+                                  bad_indices_policy=policy)
+        return getattr(tso, op)(a[0], a[1], a[2], bad_indices_policy=policy)
 
     if not c["function"]:
         return call(*args)
