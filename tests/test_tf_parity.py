@@ -133,13 +133,12 @@ def test_nan_handling_of_min_max_matches_tensorflow():
         ref.assert_same(getattr(tso, op)(t, idx, u), getattr(tf, op)(t, idx, u))
 
 
-# Outputs over 32 MiB with rows of >= 64 bytes take the non-temporal store
-# paths (gather; sparse blocks of tensor_scatter_*); odd row sizes mix them
-# with the plain copy.
+# Outputs over 32 MiB with many destination blocks, rows of >= 64 bytes and
+# odd row sizes (blocks not a multiple of a cache line).
 @pytest.mark.parametrize("row", [16, 17, 20])
 @pytest.mark.parametrize("op", ["tensor_scatter_nd_update", "tensor_scatter_nd_add",
                                 "tensor_scatter_nd_max", "gather_nd"])
-def test_large_outputs_streaming_paths(op, row, rng):
+def test_large_outputs_with_long_rows(op, row, rng):
     rows = (40 << 20) // (4 * row)
     tensor = tf.constant(rng.standard_normal((rows, row)), tf.float32)
     n = rows if op == "gather_nd" else rows // 50

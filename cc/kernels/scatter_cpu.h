@@ -18,10 +18,6 @@
 #include <type_traits>
 #include <vector>
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
-
 #include "init_mode.h"
 #include "parallel.h"
 
@@ -56,39 +52,6 @@ void InitElements(T* out, const T* init, Init mode, int64_t begin,
 template <typename T, typename Op>
 inline void ApplyRow(T* dst, const T* src, int64_t len) {
   for (int64_t k = 0; k < len; ++k) Op::Apply(dst[k], src[k]);
-}
-
-// Outputs at least this large are not read back soon: written with
-// non-temporal stores where whole rows are copied.
-constexpr int64_t kStreamBytes = 32 << 20;
-constexpr int64_t kPrefetchRows = 8;
-
-inline void PrefetchBytes(const void* p, int64_t bytes) {
-  const char* c = static_cast<const char*>(p);
-  for (int64_t k = 0; k < bytes; k += 64) __builtin_prefetch(c + k);
-}
-
-// memcpy with non-temporal stores when dst is 16-byte aligned and the size a
-// multiple of 16 (rows of the output tensors usually are); else memcpy.
-inline void StreamCopy(void* dst, const void* src, int64_t bytes) {
-#if defined(__SSE2__)
-  if ((reinterpret_cast<uintptr_t>(dst) & 15) == 0 && (bytes & 15) == 0) {
-    auto* d = static_cast<__m128i*>(dst);
-    const auto* q = static_cast<const __m128i*>(src);
-    for (int64_t k = 0; k < bytes / 16; ++k) {
-      _mm_stream_si128(d + k, _mm_loadu_si128(q + k));
-    }
-    return;
-  }
-#endif
-  std::memcpy(dst, src, bytes);
-}
-
-// Orders the non-temporal stores before the work is handed back.
-inline void StreamFence() {
-#if defined(__SSE2__)
-  _mm_sfence();
-#endif
 }
 
 // Rows whose work is below this are done serially, without any scratch.
@@ -181,28 +144,11 @@ void ScatterGrouped(const ScatterShape& s, int64_t n, int shift,
 
   const int64_t block_elems = (int64_t(1) << shift) * S;
   const int64_t cost = block_elems + (pos * S) / nblocks + 1;
-  // A large copy whose rows are mostly not updated goes around the cache
-  // (no read-for-ownership of the output), and the few updated rows are
-  // read back; a densely updated block is copied into cache instead.
-  const int64_t row_bytes = S * static_cast<int64_t>(sizeof(T));
-  const bool may_stream = mode == Init::kCopy &&
-                          std::is_trivially_copyable<T>::value &&
-                          row_bytes >= 64 &&
-                          total * static_cast<int64_t>(sizeof(T)) >= kStreamBytes;
   parallel.For(nblocks, cost, [&](int64_t b0, int64_t b1) {
     for (int64_t b = b0; b < b1; ++b) {
       T* block = out + b * block_elems;
-      const int64_t begin = b * block_elems;
-      const int64_t end = std::min(total, (b + 1) * block_elems);
-      const int64_t rows = block_start[b + 1] - block_start[b];
-      if (may_stream && 4 * rows * row_bytes <= (end - begin) * int64_t(sizeof(T))) {
-        if constexpr (std::is_trivially_copyable<T>::value) {
-          StreamCopy(out + begin, init + begin, (end - begin) * sizeof(T));
-          StreamFence();  // the updated rows are read back below
-        }
-      } else {
-        InitElements(out, init, mode, begin, end);
-      }
+      InitElements(out, init, mode, b * block_elems,
+                   std::min(total, (b + 1) * block_elems));
       for (int64_t k = block_start[b]; k < block_start[b + 1]; ++k) {
         entries[k].template Apply<Op>(block, updates, S);
       }
@@ -276,18 +222,11 @@ void ScatterCpu(const ScatterShape& s, const T* updates, const T* init,
 }
 
 // gather: output row i = params row slots[i], or zeros where slots[i] < 0.
-// Large outputs of trivially copyable rows are written with non-temporal
-// stores (no read-for-ownership of the output; it is not read back here)
-// while the source rows a few iterations ahead are prefetched.
 template <typename T>
 void GatherCpu(const ScatterShape& s, const T* params, T* out,
                const Parallel& parallel) {
   const int64_t S = s.slice;
   if (S == 0) return;
-  const int64_t row_bytes = S * static_cast<int64_t>(sizeof(T));
-  const bool stream = std::is_trivially_copyable<T>::value &&
-                      row_bytes >= 64 && row_bytes <= 4096 &&
-                      s.n * row_bytes >= internal::kStreamBytes;
   parallel.For(s.n, S + 2, [&](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i) {
       const int64_t slot = s.slots[i];
@@ -295,20 +234,11 @@ void GatherCpu(const ScatterShape& s, const T* params, T* out,
       if (slot < 0) {
         internal::InitElements<T>(dst, nullptr, Init::kZero, 0, S);
       } else if constexpr (std::is_trivially_copyable<T>::value) {
-        if (stream) {
-          const int64_t ahead = i + internal::kPrefetchRows;
-          if (ahead < e && s.slots[ahead] >= 0) {
-            internal::PrefetchBytes(params + s.slots[ahead] * S, row_bytes);
-          }
-          internal::StreamCopy(dst, params + slot * S, row_bytes);
-        } else {
-          std::memcpy(static_cast<void*>(dst), params + slot * S, row_bytes);
-        }
+        std::memcpy(static_cast<void*>(dst), params + slot * S, S * sizeof(T));
       } else {
         std::copy(params + slot * S, params + (slot + 1) * S, dst);
       }
     }
-    if (stream) internal::StreamFence();
   });
 }
 
