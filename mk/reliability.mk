@@ -13,7 +13,7 @@ SANITIZE_CASES ?= 3000
 SANITIZE_SEED ?= 12345
 SANITIZE_FLAGS := -std=c++17 -O1 -g -fno-omit-frame-pointer \
   -fsanitize=address,undefined -fno-sanitize-recover=all \
-  -Wall -Wextra -Wno-sign-compare -pthread
+  -Wall -Wextra -Wno-sign-compare -Wno-psabi -pthread
 
 # Only the TensorFlow-free headers: no TensorFlow needed to build or run it.
 $(SANITIZE_BIN): tests/cc/core_test.cc cc/kernels/parallel.h cc/kernels/reducers.h \
