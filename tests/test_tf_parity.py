@@ -20,8 +20,9 @@ GEOMETRIES = [
     ((6,), (10,), 1),
     ((3, 4, 2), (4, 3), 2),
     ((3, 4, 2), (5,), 3),
-    ((40, 3), (20000,), 1),        # block path, heavy duplicates
-    ((60000,), (100000,), 1),      # block path, element updates
+    ((40, 3), (20000,), 1),        # serial in-cache path, heavy duplicates
+    ((40, 3), (200000,), 1),       # block path, heavy duplicates
+    ((60000,), (300000,), 1),      # block path, element updates
     ((8, 9000), (12,), 1),         # column path, long slices
 ]
 
@@ -58,8 +59,9 @@ def test_gather_nd_parity(dtype, rng):
             if shape[0] > 32767 and index_dtype == tf.int16:
                 continue
             i = tf.cast(idx, index_dtype)
-            # TensorFlow refuses int16 indices into params of > 32767 elements.
-            tf_i = i if np.prod(shape) <= 32767 else idx
+            # TensorFlow refuses int16 indices into params of > 32767 elements
+            # and aborts the process on > 65535 int16 index rows (see below).
+            tf_i = i if np.prod(shape) <= 32767 and np.prod(outer) <= 32767 else idx
             ref.assert_same(tso.gather_nd(params, i), tf.gather_nd(params, tf_i))
 
 
@@ -149,3 +151,14 @@ def test_large_outputs_with_long_rows(op, row, rng):
         upd = tf.constant(rng.standard_normal((n, row)), tf.float32)
         ours, theirs = getattr(tso, op)(tensor, idx, upd), getattr(tf, op)(tensor, idx, upd)
     ref.assert_same(ours, theirs.numpy())
+
+
+def test_gather_nd_int16_indices_with_many_rows():
+    """tf.gather_nd aborts the whole process (a CHECK failure in tensor.h,
+    "new_num_elements == NumElements()") for int16 indices with more than
+    65535 rows: the row count wraps in int16. Ours answers."""
+    rng = np.random.default_rng(5)
+    params = tf.constant(rng.standard_normal((40, 3)), tf.float32)
+    idx = rng.integers(0, 40, size=(70000, 1))
+    ours = tso.gather_nd(params, tf.constant(idx, tf.int16))
+    ref.assert_same(ours, tf.gather_nd(params, tf.constant(idx, tf.int32)).numpy())

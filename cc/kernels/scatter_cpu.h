@@ -56,6 +56,10 @@ inline void ApplyRow(T* dst, const T* src, int64_t len) {
 
 // Rows whose work is below this are done serially, without any scratch.
 constexpr int64_t kSmallWork = 1 << 15;
+// ... and so are up to kInCacheUpdates update elements into an output of at
+// most kCacheBytes.
+constexpr int64_t kCacheBytes = 8 << 20;
+constexpr int64_t kInCacheUpdates = 1 << 17;
 // Destination blocks are about this many bytes, so a block's output stays in
 // cache while its updates are applied (and its copy/zero-fill is fused).
 constexpr int64_t kBlockBytes = 256 << 10;
@@ -192,12 +196,23 @@ void ScatterCpu(const ScatterShape& s, const T* updates, const T* init,
   const int64_t init_work = mode == Init::kInPlace ? 0 : total;
   const int64_t n = S == 0 ? 0 : s.n;  // empty slices: nothing to apply
 
-  // Small: one serial pass in row order.
-  if (parallel.threads <= 1 || n * S + init_work < internal::kSmallWork) {
+  // Small: one serial pass in row order. Also when the output stays in cache
+  // and the updates are few: then the hand-offs of the grouping passes cost
+  // more than they save.
+  const bool in_cache = total * static_cast<int64_t>(sizeof(T)) <= internal::kCacheBytes &&
+                        n * S <= internal::kInCacheUpdates;
+  if (parallel.threads <= 1 || n * S + init_work < internal::kSmallWork || in_cache) {
     InitElements(out, init, mode, 0, total);
-    for (int64_t i = 0; i < n; ++i) {
-      const int64_t slot = s.slots[i];
-      if (slot >= 0) ApplyRow<T, Op>(out + slot * S, updates + i * S, S);
+    if (S == 1) {
+      for (int64_t i = 0; i < n; ++i) {
+        const int64_t slot = s.slots[i];
+        if (slot >= 0) Op::Apply(out[slot], updates[i]);
+      }
+    } else {
+      for (int64_t i = 0; i < n; ++i) {
+        const int64_t slot = s.slots[i];
+        if (slot >= 0) ApplyRow<T, Op>(out + slot * S, updates + i * S, S);
+      }
     }
     return;
   }
