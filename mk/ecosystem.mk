@@ -7,7 +7,7 @@
 #                build_pip_pkg.sh's from `make bazel`) must pin that TensorFlow and
 #                hold no libtensorflow_framework; each is installed in turn into the
 #                venv and the smoke test runs outside the source tree.
-#                (`pip install .` goes through the same PEP 517 build.)
+#                Then `pip install .` into the same venv, smoke-tested likewise.
 #  ci-bazel-test `bazel test //tests:all`: smoke + quick pytest files against the
 #                bazel-built .so.
 
@@ -33,6 +33,8 @@ ci-pip-wheel: $(VENV)/.installed
 	  $(WHEEL_VENV)/bin/pip check; \
 	  (cd $$smoke && TF_CPP_MIN_LOG_LEVEL=3 $(abspath $(WHEEL_VENV))/bin/python $(SMOKE) --installed 2>&1 | tail -1); \
 	done; \
+	$(WHEEL_VENV)/bin/pip install -q --force-reinstall --no-deps .; \
+	(cd $$smoke && TF_CPP_MIN_LOG_LEVEL=3 $(abspath $(WHEEL_VENV))/bin/python $(SMOKE) --installed 2>&1 | tail -1); \
 	rm -rf $$smoke
 
 ci-bazel-test: $(VENV)/.installed
