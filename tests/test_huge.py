@@ -1,4 +1,15 @@
-"""Outputs of more than 2^31 elements: 64-bit offsets throughout."""
+"""Outputs of more than 2^31 elements: 64-bit offsets throughout.
+
+Each test runs in a fresh Python process: TensorFlow's CPU allocator keeps
+freed multi-GB buffers for reuse, so in one process these tests would add up
+to ~15 GB resident instead of each staying under ~9 GB. A crash in the child
+fails that test like any other failure.
+"""
+
+import functools
+import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -7,9 +18,26 @@ import tensorflow as tf
 import tf_scatter_ops as tso
 
 N = 2**31 + 16
+_CHILD = "TFSO_HUGE_TEST_CHILD"
+
+
+def in_subprocess(test):
+    @functools.wraps(test)
+    def run():
+        if os.environ.get(_CHILD):
+            return test()
+        proc = subprocess.run(
+            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+             f"{__file__}::{test.__name__}"],
+            env={**os.environ, _CHILD: "1"}, capture_output=True, text=True, timeout=900)
+        assert proc.returncode == 0, (
+            f"{test.__name__} failed in its process (exit {proc.returncode}):\n"
+            f"{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}")
+    return run
 
 
 @pytest.mark.slow
+@in_subprocess
 def test_int8_tensor_over_2_31_elements():
     idx = tf.constant([[N - 1], [2**31], [5], [2**31 + 7]], tf.int64)
     upd = tf.constant([1, 2, 3, 4], tf.int8)
@@ -51,6 +79,7 @@ TF_126136 = (2, 65536, 65535)   # 8,589,803,520 elements
 
 
 @pytest.mark.slow
+@in_subprocess
 def test_gather_nd_offsets_past_2_31():
     cols = 2**30 + 8
     rows = tf.constant([[1, cols - 1], [1, 2**30], [0, 5], [1, 0]], tf.int64)
@@ -72,6 +101,7 @@ def test_gather_nd_offsets_past_2_31():
 
 
 @pytest.mark.slow
+@in_subprocess
 def test_tensorflow_127164_shape_scatter_and_gather():
     """tensorflow#127164: SIGBUS from an int32 offset overflow on this shape."""
     d0, d1, d2 = TF_127164
@@ -106,6 +136,7 @@ def test_tensorflow_127164_shape_scatter_and_gather():
 
 
 @pytest.mark.slow
+@in_subprocess
 def test_tensorflow_126136_shape_scatter_nd_and_gather():
     """tensorflow#126136: heap overflow via a [2, 65536, 65535] variable."""
     d0, d1, d2 = TF_126136
