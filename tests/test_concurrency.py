@@ -24,8 +24,10 @@ REF_OP = {"tensor_scatter_nd_update": "update", "tensor_scatter_nd_add": "add",
 def _cases(rng):
     """(name, callable(eager: bool) -> result, expected or exception type)."""
     cases = []
-    geometries = [((6, 5), (40,), 1), ((4, 3, 2), (7, 2), 2), ((60000,), (100000,), 1),
-                  ((300, 64), (5000,), 1), ((8, 9000), (12,), 1)]
+    # The last three take the parallel paths (block: elements, rows; columns):
+    # more than 128k update elements, else outputs of <= 8 MiB go serially.
+    geometries = [((6, 5), (40,), 1), ((4, 3, 2), (7, 2), 2), ((60000,), (300000,), 1),
+                  ((300, 64), (5000,), 1), ((8, 9000), (40,), 1)]
     functions = {}
 
     def fn(op):

@@ -49,6 +49,15 @@ def test_gpu_kernels_registered_for_every_gpu_dtype(op):
     assert sorted(gpu_kernel_dtypes(op), key=str) == sorted(GPU_DTYPES[op], key=str)
 
 
+@pytest.fixture(autouse=True)
+def no_soft_placement():
+    """A GPU op without a GPU kernel must fail, not quietly run on the CPU."""
+    before = tf.config.get_soft_device_placement()
+    tf.config.set_soft_device_placement(False)
+    yield
+    tf.config.set_soft_device_placement(before)
+
+
 def on(device, fn, *args, **kw):
     with tf.device(device):
         args = [tf.identity(a) for a in args]
@@ -105,7 +114,7 @@ def test_gpu_ignore_drops_bad_rows_and_gather_gives_zeros():
         out = tso.tensor_scatter_nd_add(tf.zeros([4]), [[1], [9], [1]], [1.0, 5.0, 2.0],
                                         bad_indices_policy="IGNORE")
         got = tso.gather_nd(tf.constant([1.0, 2.0]), [[1], [-3]], bad_indices_policy="IGNORE")
-    assert out.device.endswith("GPU:0")
+    assert out.device.endswith("GPU:0") and got.device.endswith("GPU:0")
     np.testing.assert_array_equal(out.numpy(), [0, 3, 0, 0])
     np.testing.assert_array_equal(got.numpy(), [2, 0])
 

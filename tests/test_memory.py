@@ -43,6 +43,9 @@ def _calls():
     bad32 = bad[-32:]  # the error path: 32 rows, the last one bad
     upd32 = upd[-32:]
     shape = tf.constant([4096], tf.int64)
+    # > 128k update elements: the block path and its grouping scratch
+    idx_many = tf.constant(rng.integers(0, 4096, (140000, 1)), tf.int64)
+    upd_many = tf.constant(rng.standard_normal(140000), tf.float32)
     ops = {op: getattr(tso, op) for op in (
         "tensor_scatter_nd_update", "tensor_scatter_nd_add", "tensor_scatter_nd_sub",
         "tensor_scatter_nd_min", "tensor_scatter_nd_max")}
@@ -51,6 +54,8 @@ def _calls():
         calls[name] = lambda f=f: f(t, idx, upd)
         calls[name + "-ignore"] = lambda f=f: f(t, bad, upd, bad_indices_policy="IGNORE")
         calls[name + "-error"] = lambda f=f: f(t, bad32, upd32)
+    calls["tensor_scatter_nd_add-block-path"] = lambda: ops["tensor_scatter_nd_add"](
+        t, idx_many, upd_many)
     calls["scatter_nd"] = lambda: tso.scatter_nd(idx, upd, shape)
     calls["scatter_nd-error"] = lambda: tso.scatter_nd(bad32, upd32, shape)
     calls["gather_nd"] = lambda: tso.gather_nd(t, idx)

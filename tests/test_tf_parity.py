@@ -15,7 +15,8 @@ TF_DTYPES = DTYPES
 SCATTERS = [op for op in TF_DTYPES if op.startswith("tensor_")]
 
 # (shape, outer dims of indices, depth): small cases and ones large enough for
-# the block-parallel path (many rows) and the column-parallel path (long slices).
+# the block-parallel path (many rows) and the column-parallel path (long slices):
+# more than 128k update elements, or outputs of <= 8 MiB go the serial path.
 GEOMETRIES = [
     ((6,), (10,), 1),
     ((3, 4, 2), (4, 3), 2),
@@ -23,7 +24,7 @@ GEOMETRIES = [
     ((40, 3), (20000,), 1),        # serial in-cache path, heavy duplicates
     ((40, 3), (200000,), 1),       # block path, heavy duplicates
     ((60000,), (300000,), 1),      # block path, element updates
-    ((8, 9000), (12,), 1),         # column path, long slices
+    ((8, 9000), (40,), 1),         # column path, long slices
 ]
 
 
@@ -162,3 +163,11 @@ def test_gather_nd_int16_indices_with_many_rows():
     idx = rng.integers(0, 40, size=(70000, 1))
     ours = tso.gather_nd(params, tf.constant(idx, tf.int16))
     ref.assert_same(ours, tf.gather_nd(params, tf.constant(idx, tf.int32)).numpy())
+
+
+@pytest.mark.parametrize("batch_dims", [1, np.int64(1), tf.constant(1)], ids=["int", "np.int64", "tensor"])
+def test_gather_nd_batch_dims_accepts_what_tensorflow_accepts(batch_dims):
+    params = tf.reshape(tf.range(12.0), [2, 3, 2])
+    idx = tf.constant([[1], [0]])
+    ref.assert_same(tso.gather_nd(params, idx, batch_dims=batch_dims),
+                    tf.gather_nd(params, idx, batch_dims=batch_dims).numpy())

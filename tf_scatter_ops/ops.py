@@ -254,6 +254,19 @@ def _batch_indices(params, indices, batch_dims):
     return tf.concat([tf.stack(coords, axis=-1), indices], axis=-1)
 
 
+def _static_int(value):
+    """An int from a Python/NumPy integer or a constant scalar tensor (as
+    tf.gather_nd accepts for batch_dims); None otherwise."""
+    if isinstance(value, (bool, np.bool_)):
+        return None
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    static = tf.get_static_value(value) if isinstance(value, tf.Tensor) else None
+    if static is not None and np.ndim(static) == 0 and np.issubdtype(np.asarray(static).dtype, np.integer):
+        return int(static)
+    return None
+
+
 def gather_nd(params, indices, batch_dims=0, name=None, bad_indices_policy=""):
     """Gathers slices of `params` at `indices` (the inverse of scatter_nd).
 
@@ -265,9 +278,11 @@ def gather_nd(params, indices, batch_dims=0, name=None, bad_indices_policy=""):
         params = _tensor(params, name="params")
         _check_dtype("gather_nd", params.dtype)
         indices = _indices(indices)
-        if not isinstance(batch_dims, int) or batch_dims < 0:
+        batch_dims = _static_int(batch_dims)
+        if batch_dims is None or batch_dims < 0:
             raise ValueError(
-                f"batch_dims must be a non-negative Python int, got {batch_dims!r}")
+                "batch_dims must be a non-negative integer known when the op is built, "
+                f"got {batch_dims!r}")
         if batch_dims:
             indices = _batch_indices(params, indices, batch_dims)
         return _raw_gather_nd(params, indices, policy)
