@@ -98,7 +98,11 @@ def compile_library(config, output, objdir):
     os.makedirs(objdir, exist_ok=True)
     flags_file = os.path.join(objdir, "flags.json")
     flags = json.dumps([cxx, cflags, lflags])
-    if not os.path.exists(flags_file) or open(flags_file).read() != flags:
+    old_flags = None
+    if os.path.exists(flags_file):
+        with open(flags_file) as f:
+            old_flags = f.read()
+    if old_flags != flags:
         for old in glob.glob(os.path.join(objdir, "*.o")):
             os.remove(old)
         with open(flags_file, "w") as f:

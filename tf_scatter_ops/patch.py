@@ -96,7 +96,9 @@ def unpatch():
 @contextlib.contextmanager
 def patched():
     """patch_tensorflow() for the duration of a `with` block; leaves the patch
-    in place on exit if it was already there on entry."""
+    in place on exit if it was already there on entry. The patch is
+    process-wide: with blocks in several threads, the first to exit unpatches
+    for all of them (patch once at start-up instead)."""
     was_patched = is_patched()
     patch_tensorflow()
     try:
