@@ -3,8 +3,13 @@
 // Canonical form: indices [n, depth] address the first `depth` dimensions of
 // a tensor whose outer dims are `dims[0..depth)`; a row's slot is its
 // row-major position in those outer dims (64-bit). A row with any coordinate
-// outside [0, dims[d]) is bad: its slot becomes -1 (dropped by IGNORE) and
-// the first bad row is reported.
+// outside [0, dims[d]) is bad: its slot is -1 (dropped by IGNORE) and the
+// first bad row is reported.
+//
+// The CPU core never stores the slots of all rows: each pass linearises the
+// rows it is about to use, a batch at a time, into a buffer that stays in L1
+// (IndexRows::Fill). Reading the indices twice costs less memory traffic than
+// writing and re-reading a 64-bit slot per row.
 #ifndef TF_SCATTER_OPS_CC_KERNELS_INDEX_LINEARIZE_H_
 #define TF_SCATTER_OPS_CC_KERNELS_INDEX_LINEARIZE_H_
 
@@ -15,12 +20,13 @@
 
 namespace tf_scatter_ops {
 
-// Linearises rows [begin, end). Returns the first bad row in the range, or -1.
-// kDepth > 0 fixes the depth at compile time (unrolled); 0 reads `depth`.
+// Linearises rows [begin, end) into out[0, end - begin). Returns the first
+// bad row in the range, or -1. kDepth > 0 fixes the depth at compile time
+// (unrolled); 0 reads `depth`.
 template <typename Index, int kDepth>
 int64_t LinearizeRange(const Index* indices, int runtime_depth,
                        const int64_t* dims, const int64_t* strides,
-                       int64_t begin, int64_t end, int64_t* slots) {
+                       int64_t begin, int64_t end, int64_t* out) {
   const int depth = kDepth > 0 ? kDepth : runtime_depth;
   int64_t first_bad = -1;
   for (int64_t i = begin; i < end; ++i) {
@@ -33,42 +39,96 @@ int64_t LinearizeRange(const Index* indices, int runtime_depth,
       ok &= static_cast<uint64_t>(v) < static_cast<uint64_t>(dims[d]);
       slot += static_cast<uint64_t>(v) * static_cast<uint64_t>(strides[d]);
     }
-    if (ok) {
-      slots[i] = static_cast<int64_t>(slot);
-    } else {
-      slots[i] = -1;
-      if (first_bad < 0) first_bad = i;
-    }
+    out[i - begin] = ok ? static_cast<int64_t>(slot) : -1;
+    if (!ok && first_bad < 0) first_bad = i;
   }
   return first_bad;
 }
 
-// Linearises all n rows in parallel. `strides[d]` is the product of
-// dims[d+1..depth). Returns the first bad row (lowest row number), or -1.
+// The index rows of one call. `strides[d]` is the product of dims[d+1..depth).
+struct IndexRows {
+  const void* indices = nullptr;
+  int64_t n = 0;
+  int depth = 0;
+  const int64_t* dims = nullptr;
+  const int64_t* strides = nullptr;
+  int64_t (*fill)(const IndexRows&, int64_t, int64_t, int64_t*) = nullptr;
+
+  // Slots of rows [begin, end) into out[0, end - begin); the first bad row
+  // in the range, or -1.
+  int64_t Fill(int64_t begin, int64_t end, int64_t* out) const {
+    return fill(*this, begin, end, out);
+  }
+};
+
+namespace internal {
+template <typename Index, int kDepth>
+int64_t FillRows(const IndexRows& r, int64_t begin, int64_t end, int64_t* out) {
+  return LinearizeRange<Index, kDepth>(static_cast<const Index*>(r.indices),
+                                       r.depth, r.dims, r.strides, begin, end,
+                                       out);
+}
+}  // namespace internal
+
+// Rows of `indices` [n, depth] (Index is int16, int32 or int64) into `dims`.
+// The pointers must outlive the IndexRows.
 template <typename Index>
-int64_t Linearize(const Index* indices, int64_t n, int depth,
-                  const int64_t* dims, const int64_t* strides, int64_t* slots,
-                  const Parallel& parallel) {
+IndexRows MakeIndexRows(const Index* indices, int64_t n, int depth,
+                        const int64_t* dims, const int64_t* strides) {
+  IndexRows r;
+  r.indices = indices;
+  r.n = n;
+  r.depth = depth;
+  r.dims = dims;
+  r.strides = strides;
+  switch (depth) {
+    case 1: r.fill = internal::FillRows<Index, 1>; break;
+    case 2: r.fill = internal::FillRows<Index, 2>; break;
+    case 3: r.fill = internal::FillRows<Index, 3>; break;
+    default: r.fill = internal::FillRows<Index, 0>;
+  }
+  return r;
+}
+
+// Rows are linearised this many at a time into a buffer on the stack.
+constexpr int64_t kRowBatch = 512;
+
+// Calls body(begin, end, slots) for consecutive batches of rows [begin, end)
+// and returns the first bad row among them, or -1.
+template <typename Body>
+int64_t ForEachBatch(const IndexRows& rows, int64_t begin, int64_t end,
+                     const Body& body) {
+  int64_t buf[kRowBatch];
+  int64_t first_bad = -1;
+  for (int64_t b = begin; b < end; b += kRowBatch) {
+    const int64_t e = end - b < kRowBatch ? end : b + kRowBatch;
+    const int64_t bad = rows.Fill(b, e, buf);
+    if (first_bad < 0) first_bad = bad;
+    body(b, e, buf);
+  }
+  return first_bad;
+}
+
+// Lowers `*first` to `row` (row >= 0) atomically: the first bad row of a
+// parallel pass, whatever the split.
+inline void KeepFirstBad(std::atomic<int64_t>* first, int64_t row) {
+  if (row < 0) return;
+  int64_t seen = first->load(std::memory_order_relaxed);
+  while (row < seen && !first->compare_exchange_weak(seen, row)) {
+  }
+}
+
+// Linearises all rows into slots[0, n) in parallel (slots may be null: only
+// the check). Returns the first bad row (lowest row number), or -1.
+inline int64_t Linearize(const IndexRows& rows, int64_t* slots,
+                         const Parallel& parallel) {
   std::atomic<int64_t> first_bad{INT64_MAX};
-  parallel.For(n, 2 + 4 * depth, [&](int64_t begin, int64_t end) {
-    int64_t bad;
-    switch (depth) {
-      case 1:
-        bad = LinearizeRange<Index, 1>(indices, 1, dims, strides, begin, end, slots);
-        break;
-      case 2:
-        bad = LinearizeRange<Index, 2>(indices, 2, dims, strides, begin, end, slots);
-        break;
-      case 3:
-        bad = LinearizeRange<Index, 3>(indices, 3, dims, strides, begin, end, slots);
-        break;
-      default:
-        bad = LinearizeRange<Index, 0>(indices, depth, dims, strides, begin, end, slots);
-    }
-    if (bad < 0) return;
-    int64_t seen = first_bad.load(std::memory_order_relaxed);
-    while (bad < seen && !first_bad.compare_exchange_weak(seen, bad)) {
-    }
+  parallel.For(rows.n, 2 + 4 * rows.depth, [&](int64_t begin, int64_t end) {
+    KeepFirstBad(&first_bad,
+                 slots != nullptr
+                     ? rows.Fill(begin, end, slots + begin)
+                     : ForEachBatch(rows, begin, end,
+                                    [](int64_t, int64_t, const int64_t*) {}));
   });
   const int64_t bad = first_bad.load();
   return bad == INT64_MAX ? -1 : bad;

@@ -71,24 +71,10 @@ void Fill(const TensorShape& target, const TensorShape& indices, Geometry* g) {
 }
 
 template <typename Index>
-Status LinearizeTyped(OpKernelContext* c, const Tensor& indices,
-                      const Geometry& g, const TensorShape& target,
-                      bool ignore, int64_t* slots) {
-  std::vector<int64_t> dims(g.depth), strides(g.depth);
-  int64_t stride = 1;
-  for (int d = g.depth - 1; d >= 0; --d) {
-    dims[d] = target.dim_size(d);
-    strides[d] = stride;
-    stride *= dims[d];
-  }
-  const int64_t bad =
-      Linearize(indices.flat<Index>().data(), g.n, g.depth, dims.data(),
-                strides.data(), slots, CpuParallel(c));
-  if (bad >= 0 && !ignore) {
-    const Index* row = indices.flat<Index>().data() + bad * g.depth;
-    return BadIndexError(bad, std::vector<int64_t>(row, row + g.depth), target);
-  }
-  return absl::OkStatus();
+Status BadRowTyped(const Tensor& indices, const Geometry& g, int64_t row,
+                   const TensorShape& target) {
+  const Index* r = indices.flat<Index>().data() + row * g.depth;
+  return BadIndexError(row, std::vector<int64_t>(r, r + g.depth), target);
 }
 
 }  // namespace
@@ -199,28 +185,41 @@ Status ShapeFromTensor(const Tensor& shape, TensorShape* output) {
   return absl::OkStatus();
 }
 
-Status LinearizeIndices(OpKernelContext* c, const Tensor& indices,
-                        const Geometry& g, const TensorShape& target,
-                        bool ignore, Slots* slots) {
-  if (g.n <= Slots::kInline) {
-    slots->data = slots->inline_slots;
-  } else {
-    TF_RETURN_IF_ERROR(c->allocate_temp(::tensorflow::DT_INT64,
-                                        TensorShape({g.n}), &slots->temp));
-    slots->data = slots->temp.flat<int64_t>().data();
+Status MakeCpuRows(const Tensor& indices, const Geometry& g,
+                   const TensorShape& target, CpuRows* r) {
+  r->dims.resize(g.depth);
+  r->strides.resize(g.depth);
+  int64_t stride = 1;
+  for (int d = g.depth - 1; d >= 0; --d) {
+    r->dims[d] = target.dim_size(d);
+    r->strides[d] = stride;
+    stride *= r->dims[d];
   }
-  int64_t* out = slots->data;
+  const int64_t* dims = r->dims.data();
+  const int64_t* strides = r->strides.data();
   switch (indices.dtype()) {
     case ::tensorflow::DT_INT16:
-      return LinearizeTyped<int16_t>(c, indices, g, target, ignore, out);
+      r->rows = MakeIndexRows(indices.flat<int16_t>().data(), g.n, g.depth, dims, strides);
+      return absl::OkStatus();
     case ::tensorflow::DT_INT32:
-      return LinearizeTyped<int32_t>(c, indices, g, target, ignore, out);
+      r->rows = MakeIndexRows(indices.flat<int32_t>().data(), g.n, g.depth, dims, strides);
+      return absl::OkStatus();
     case ::tensorflow::DT_INT64:
-      return LinearizeTyped<int64_t>(c, indices, g, target, ignore, out);
+      r->rows = MakeIndexRows(indices.flat<int64_t>().data(), g.n, g.depth, dims, strides);
+      return absl::OkStatus();
     default:
       return InvalidArgumentError(
           StrCat("indices must be int16, int32 or int64, got ",
                  ::tensorflow::DataTypeString(indices.dtype())));
+  }
+}
+
+Status BadRowError(const Tensor& indices, const Geometry& g, int64_t row,
+                   const TensorShape& target) {
+  switch (indices.dtype()) {
+    case ::tensorflow::DT_INT16: return BadRowTyped<int16_t>(indices, g, row, target);
+    case ::tensorflow::DT_INT32: return BadRowTyped<int32_t>(indices, g, row, target);
+    default: return BadRowTyped<int64_t>(indices, g, row, target);
   }
 }
 

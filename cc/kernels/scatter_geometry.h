@@ -1,5 +1,5 @@
 // TensorFlow glue shared by every kernel of the family: the policy attr,
-// shape validation into canonical form, index linearisation with the
+// shape validation into canonical form, index rows for the CPU core and the
 // "first bad row" error, and the intra-op thread pool as a Parallel.
 // Compiled once (scatter_geometry.cc), not per dtype.
 #ifndef TF_SCATTER_OPS_CC_KERNELS_SCATTER_GEOMETRY_H_
@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "index_linearize.h"
 #include "parallel.h"
 #if TFSO_WITH_CUDA
 #include "scatter_gpu.h"
@@ -47,20 +48,21 @@ Status GatherGeometry(const TensorShape& params, const TensorShape& indices,
 // scatter_nd's `shape` input -> an output shape (vector, non-negative, fits).
 Status ShapeFromTensor(const Tensor& shape, TensorShape* output);
 
-// The flat slot of every index row: inline for a few rows (no allocation on
-// the per-call path of tiny ops), else an int64 temp tensor.
-struct Slots {
-  static constexpr int64_t kInline = 32;
-  int64_t inline_slots[kInline];
-  Tensor temp;
-  int64_t* data = nullptr;
+// The index rows of `indices` into `target`, in the CPU core's form; holds
+// the dims and strides the rows point to (so it is neither copied nor moved).
+struct CpuRows {
+  CpuRows() = default;
+  CpuRows(const CpuRows&) = delete;
+  CpuRows& operator=(const CpuRows&) = delete;
+  std::vector<int64_t> dims, strides;
+  IndexRows rows;
 };
+Status MakeCpuRows(const Tensor& indices, const Geometry& g,
+                   const TensorShape& target, CpuRows* r);
 
-// Fills `slots`; rows outside `target` are -1 with `ignore`, else the first
-// one is an error.
-Status LinearizeIndices(OpKernelContext* c, const Tensor& indices,
-                        const Geometry& g, const TensorShape& target,
-                        bool ignore, Slots* slots);
+// The error for bad row `row` of `indices` (first bad row of a call).
+Status BadRowError(const Tensor& indices, const Geometry& g, int64_t row,
+                   const TensorShape& target);
 
 // The op's intra-op thread pool.
 Parallel CpuParallel(OpKernelContext* c);

@@ -46,13 +46,14 @@ struct CpuBackend {
                         const Geometry& g, const TensorShape& target,
                         bool ignore, const Tensor& updates, const T* init,
                         Init mode, Tensor* out) {
-    Slots slots;
-    TF_RETURN_IF_ERROR(LinearizeIndices(c, indices, g, target, ignore, &slots));
-    if (out->NumElements() == 0) return absl::OkStatus();
+    CpuRows r;
+    TF_RETURN_IF_ERROR(MakeCpuRows(indices, g, target, &r));
     using E = StoredT<T, Op>;
-    const ScatterShape shape{slots.data, g.n, g.slice, g.nslots};
-    ScatterCpu<E, Op>(shape, As<E>(updates.flat<T>().data()), As<E>(init),
-                      mode, As<E>(out->flat<T>().data()), CpuParallel(c));
+    const ScatterShape shape{r.rows, g.slice, g.nslots};
+    const int64_t bad = ScatterCpu<E, Op>(
+        shape, ignore, As<E>(updates.flat<T>().data()), As<E>(init), mode,
+        As<E>(out->flat<T>().data()), CpuParallel(c));
+    if (bad >= 0 && !ignore) return BadRowError(indices, g, bad, target);
     return absl::OkStatus();
   }
 
@@ -60,14 +61,13 @@ struct CpuBackend {
   static Status Gather(OpKernelContext* c, const Tensor& indices,
                        const Geometry& g, bool ignore, const Tensor& params,
                        Tensor* out) {
-    Slots slots;
-    TF_RETURN_IF_ERROR(
-        LinearizeIndices(c, indices, g, params.shape(), ignore, &slots));
-    if (out->NumElements() == 0) return absl::OkStatus();
+    CpuRows r;
+    TF_RETURN_IF_ERROR(MakeCpuRows(indices, g, params.shape(), &r));
     using E = StoredT<T, AssignOp>;
-    const ScatterShape shape{slots.data, g.n, g.slice, g.nslots};
-    GatherCpu<E>(shape, As<E>(params.flat<T>().data()),
-                 As<E>(out->flat<T>().data()), CpuParallel(c));
+    const ScatterShape shape{r.rows, g.slice, g.nslots};
+    const int64_t bad = GatherCpu<E>(shape, As<E>(params.flat<T>().data()),
+                                     As<E>(out->flat<T>().data()), CpuParallel(c));
+    if (bad >= 0 && !ignore) return BadRowError(indices, g, bad, params.shape());
     return absl::OkStatus();
   }
 };

@@ -242,9 +242,10 @@ void RunCase(std::mt19937_64& rng, const Geometry& g, double bad_fraction,
     stride *= g.dims[d];
   }
   const tso::Parallel par = threads > 1 ? ThreadParallel(threads, rng()) : Serial();
+  const tso::IndexRows rows =
+      tso::MakeIndexRows<Index>(idx.data(), g.n, depth, g.dims.data(), strides.data());
   std::vector<int64_t> slots(g.n + 1, -7);  // one guard entry past the end
-  const int64_t bad = tso::Linearize<Index>(idx.data(), g.n, depth, g.dims.data(),
-                                            strides.data(), slots.data(), par);
+  const int64_t bad = tso::Linearize(rows, slots.data(), par);
   CHECK(bad == ref_bad, "%s: first bad row %lld, expected %lld", label,
         (long long)bad, (long long)ref_bad);
   CHECK(slots[g.n] == -7, "%s: Linearize wrote past the end", label);
@@ -264,10 +265,25 @@ void RunCase(std::mt19937_64& rng, const Geometry& g, double bad_fraction,
   }
   // The core's buffers are exactly sized heap arrays, so ASan sees overruns.
   Arr<T> out_buf = mode == tso::Init::kInPlace ? init : Arr<T>(total, RandomValue<T>(rng));
-  const tso::ScatterShape shape{slots.data(), g.n, S, nslots};
-  tso::ScatterCpu<T, Op>(shape, updates.data(),
-                         mode == tso::Init::kCopy ? init.data() : nullptr, mode,
-                         out_buf.data(), par);
+  const tso::ScatterShape shape{rows, S, nslots};
+  // Under the ERROR policy a call with a bad row reports it and writes nothing.
+  if (ref_bad >= 0) {
+    const Arr<T> before = out_buf;
+    const int64_t strict_bad = tso::ScatterCpu<T, Op>(
+        shape, /*ignore=*/false, updates.data(),
+        mode == tso::Init::kCopy ? init.data() : nullptr, mode, out_buf.data(), par);
+    CHECK(strict_bad == ref_bad, "%s: scatter reported bad row %lld, expected %lld", label,
+          (long long)strict_bad, (long long)ref_bad);
+    for (int64_t k = 0; k < total; ++k) {
+      CHECK(Same(out_buf[k], before[k]), "%s: a failing scatter wrote element %lld", label,
+            (long long)k);
+    }
+  }
+  const int64_t scatter_bad = tso::ScatterCpu<T, Op>(
+      shape, /*ignore=*/true, updates.data(),
+      mode == tso::Init::kCopy ? init.data() : nullptr, mode, out_buf.data(), par);
+  CHECK(scatter_bad == ref_bad, "%s: scatter reported bad row %lld, expected %lld", label,
+        (long long)scatter_bad, (long long)ref_bad);
   int64_t wrong = 0, first_wrong = -1;
   for (int64_t k = 0; k < total; ++k) {
     if (!Same(out_buf[k], expected[k])) {
@@ -281,7 +297,9 @@ void RunCase(std::mt19937_64& rng, const Geometry& g, double bad_fraction,
   // Gather from the scattered tensor: bad rows give zeros.
   Arr<T> gathered(g.n * S);
   for (auto& v : gathered) v = RandomValue<T>(rng);
-  tso::GatherCpu<T>(shape, out_buf.data(), gathered.data(), par);
+  const int64_t gather_bad = tso::GatherCpu<T>(shape, out_buf.data(), gathered.data(), par);
+  CHECK(gather_bad == ref_bad, "%s: gather reported bad row %lld, expected %lld", label,
+        (long long)gather_bad, (long long)ref_bad);
   wrong = 0;
   for (int64_t i = 0; i < g.n; ++i) {
     for (int64_t k = 0; k < S; ++k) {
@@ -369,6 +387,15 @@ void AllOps(std::mt19937_64& rng, int64_t case_no) {
   RandomCase<T, tso::AssignOp>(rng, case_no);
 }
 
+// Depth-1 rows whose indices are the slots themselves (dims {nslots}).
+struct SlotRows {
+  SlotRows(const int64_t* slots, int64_t n, int64_t nslots) : dim(nslots) {
+    rows = tso::MakeIndexRows<int64_t>(slots, n, 1, &dim, &stride);
+  }
+  int64_t dim, stride = 1;
+  tso::IndexRows rows;
+};
+
 // Hand-made cases with known answers (not just "equal to the reference").
 void FixedCases() {
   const tso::Parallel serial = Serial();
@@ -376,16 +403,17 @@ void FixedCases() {
   {
     const int64_t idx[] = {1, 1, 1, 3};
     const int64_t dims[] = {4}, strides[] = {1};
+    const tso::IndexRows rows = tso::MakeIndexRows<int64_t>(idx, 4, 1, dims, strides);
     int64_t slots[4];
-    CHECK(tso::Linearize<int64_t>(idx, 4, 1, dims, strides, slots, serial) == -1, "dups");
+    CHECK(tso::Linearize(rows, slots, serial) == -1, "dups");
     const float upd[] = {10, 20, 30, 40};
     float init[] = {1, 2, 3, 4}, out[4];
-    const tso::ScatterShape s{slots, 4, 1, 4};
-    tso::ScatterCpu<float, tso::AssignOp>(s, upd, init, tso::Init::kCopy, out, serial);
+    const tso::ScatterShape s{rows, 1, 4};
+    tso::ScatterCpu<float, tso::AssignOp>(s, false, upd, init, tso::Init::kCopy, out, serial);
     CHECK(out[0] == 1 && out[1] == 30 && out[2] == 3 && out[3] == 40, "assign dups");
-    tso::ScatterCpu<float, tso::AddOp>(s, upd, init, tso::Init::kCopy, out, serial);
+    tso::ScatterCpu<float, tso::AddOp>(s, false, upd, init, tso::Init::kCopy, out, serial);
     CHECK(out[0] == 1 && out[1] == 62 && out[2] == 3 && out[3] == 44, "add dups");
-    tso::ScatterCpu<float, tso::AddOp>(s, upd, nullptr, tso::Init::kZero, out, serial);
+    tso::ScatterCpu<float, tso::AddOp>(s, false, upd, nullptr, tso::Init::kZero, out, serial);
     CHECK(out[0] == 0 && out[1] == 60 && out[2] == 0 && out[3] == 40, "scatter_nd dups");
   }
   // The first bad row is reported, at every depth, with int64 extremes.
@@ -400,9 +428,9 @@ void FixedCases() {
         idx[1 * depth + bad_dim] = extreme;
         idx[2 * depth + bad_dim] = extreme;
         std::vector<int64_t> slots(3);
-        const int64_t bad = tso::Linearize<int64_t>(idx.data(), 3, depth, dims.data(),
-                                                    strides.data(), slots.data(),
-                                                    ThreadParallel(3, depth));
+        const int64_t bad = tso::Linearize(
+            tso::MakeIndexRows<int64_t>(idx.data(), 3, depth, dims.data(), strides.data()),
+            slots.data(), ThreadParallel(3, depth));
         CHECK(bad == 1, "depth %d extreme %lld dim %d: first bad %lld", depth,
               (long long)extreme, bad_dim, (long long)bad);
         CHECK(slots[1] == -1 && slots[2] == -1 && slots[0] >= 0, "bad slots");
@@ -415,7 +443,9 @@ void FixedCases() {
     const int64_t dims[] = {4, 4}, strides[] = {4, 1};
     const int64_t idx[] = {int64_t(1) << 62, 0};
     int64_t slot = 0;
-    CHECK(tso::Linearize<int64_t>(idx, 1, 2, dims, strides, &slot, serial) == 0 && slot == -1,
+    CHECK(tso::Linearize(tso::MakeIndexRows<int64_t>(idx, 1, 2, dims, strides), &slot,
+                         serial) == 0 &&
+              slot == -1,
           "wrapped offset accepted");
   }
   // min/max, hand-computed: a NaN already in the output stays, a NaN update
@@ -426,11 +456,12 @@ void FixedCases() {
     const float upd[] = {nan, 5.f, nan, -1.f, -0.f, 0.f, 7.f};
     const float init[] = {3.f, 2.f, 0.f, nan};
     float out[4];
-    const tso::ScatterShape s{slots, 7, 1, 4};
-    tso::ScatterCpu<float, tso::MinOp>(s, upd, init, tso::Init::kCopy, out, serial);
+    const SlotRows r(slots, 7, 4);
+    const tso::ScatterShape s{r.rows, 1, 4};
+    tso::ScatterCpu<float, tso::MinOp>(s, false, upd, init, tso::Init::kCopy, out, serial);
     CHECK(out[0] == 3.f && out[1] == -1.f && out[2] == 0.f && !std::signbit(out[2]) &&
               std::isnan(out[3]), "min with nan / signed zeros");
-    tso::ScatterCpu<float, tso::MaxOp>(s, upd, init, tso::Init::kCopy, out, serial);
+    tso::ScatterCpu<float, tso::MaxOp>(s, false, upd, init, tso::Init::kCopy, out, serial);
     CHECK(out[0] == 5.f && out[1] == 2.f && out[2] == 0.f && !std::signbit(out[2]) &&
               std::isnan(out[3]), "max with nan / signed zeros");
   }
@@ -439,13 +470,14 @@ void FixedCases() {
     const int64_t slots[] = {0, 0, 1};
     const std::string upd[] = {"a", "b", "c"};
     std::string out[2];
-    tso::ScatterCpu<std::string, tso::AddOp>({slots, 3, 1, 2}, upd, nullptr, tso::Init::kZero,
-                                             out, serial);
+    const SlotRows r(slots, 3, 2);
+    tso::ScatterCpu<std::string, tso::AddOp>({r.rows, 1, 2}, false, upd, nullptr,
+                                             tso::Init::kZero, out, serial);
     CHECK(out[0] == "ab" && out[1] == "c", "string concat");
     const bool bupd[] = {true, false, false};
     bool bout[2];
-    tso::ScatterCpu<bool, tso::AddOp>({slots, 3, 1, 2}, bupd, nullptr, tso::Init::kZero, bout,
-                                      serial);
+    tso::ScatterCpu<bool, tso::AddOp>({r.rows, 1, 2}, false, bupd, nullptr, tso::Init::kZero,
+                                      bout, serial);
     CHECK(bout[0] && !bout[1], "bool or");
   }
   // Signed overflow wraps (and UBSan must not fire).
@@ -453,25 +485,32 @@ void FixedCases() {
     const int64_t slots[] = {0, 0};
     const int32_t upd[] = {INT32_MAX, 1};
     int32_t out[1] = {0};
-    tso::ScatterCpu<int32_t, tso::AddOp>({slots, 2, 1, 1}, upd, nullptr, tso::Init::kZero, out,
-                                         serial);
+    const SlotRows r(slots, 2, 1);
+    tso::ScatterCpu<int32_t, tso::AddOp>({r.rows, 1, 1}, false, upd, nullptr, tso::Init::kZero,
+                                         out, serial);
     CHECK(out[0] == INT32_MIN, "wrap add");
     const int8_t u8[] = {INT8_MIN, 1};
     int8_t o8[1] = {0};
-    tso::ScatterCpu<int8_t, tso::SubOp>({slots, 2, 1, 1}, u8, nullptr, tso::Init::kZero, o8,
-                                        serial);
+    tso::ScatterCpu<int8_t, tso::SubOp>({r.rows, 1, 1}, false, u8, nullptr, tso::Init::kZero,
+                                        o8, serial);
     CHECK(o8[0] == 127, "wrap sub: %d", o8[0]);
   }
   // Zero sizes: nothing touched, nothing read.
   {
-    const tso::ScatterShape empty{nullptr, 0, 5, 0};
-    tso::ScatterCpu<float, tso::AddOp>(empty, nullptr, nullptr, tso::Init::kZero, nullptr,
+    const SlotRows none(nullptr, 0, 0);
+    const tso::ScatterShape empty{none.rows, 5, 0};
+    tso::ScatterCpu<float, tso::AddOp>(empty, false, nullptr, nullptr, tso::Init::kZero, nullptr,
                                        ThreadParallel(4, 1));
     tso::GatherCpu<float>(empty, nullptr, nullptr, ThreadParallel(4, 1));
     int64_t slot = 0;
-    const int64_t idx = 0, dim0 = 0, st = 1;
-    CHECK(tso::Linearize<int64_t>(&idx, 1, 1, &dim0, &st, &slot, serial) == 0,
-          "index into an empty dim is bad");
+    const int64_t idx = 0;
+    const SlotRows into_empty(&idx, 1, 0);
+    CHECK(tso::Linearize(into_empty.rows, &slot, serial) == 0, "index into an empty dim is bad");
+    // ... and a scatter into an empty output still reports it.
+    const tso::ScatterShape s{into_empty.rows, 5, 0};
+    const int64_t bad = tso::ScatterCpu<float, tso::AddOp>(s, false, nullptr, nullptr,
+                                                           tso::Init::kZero, nullptr, serial);
+    CHECK(bad == 0, "bad row into an empty output");
   }
 }
 
