@@ -6,7 +6,8 @@
 //   output  [nslots, slice]
 //
 // Every core returns the first bad row, or -1. A scatter with bad rows and
-// !ignore returns before it writes anything, so a forwarded input is intact.
+// !ignore returns before it writes anything, so a forwarded input is intact;
+// so does one whose scratch cannot be allocated (it returns kNoScratch).
 //
 // Deterministic by construction: every output element has exactly one owner
 // (a thread working on a block of destinations, or on a range of columns)
@@ -19,13 +20,13 @@
 #include <atomic>
 #include <cstdint>
 #include <cstring>
-#include <memory>
 #include <type_traits>
 #include <vector>
 
 #include "index_linearize.h"
 #include "init_mode.h"
 #include "parallel.h"
+#include "scratch.h"
 
 namespace tf_scatter_ops {
 
@@ -35,20 +36,10 @@ struct ScatterShape {
   int64_t nslots;  // destination rows in the output
 };
 
+// What a scatter returns when its scratch could not be allocated.
+constexpr int64_t kNoScratch = -2;
+
 namespace internal {
-
-// Every row's slot, for the paths that read them more than twice: on the
-// stack for a few rows (tiny ops do not allocate), else on the heap.
-class SlotBuffer {
- public:
-  explicit SlotBuffer(int64_t n) : heap_(n > kInline ? new int64_t[n] : nullptr) {}
-  int64_t* data() { return heap_ ? heap_.get() : inline_; }
-
- private:
-  static constexpr int64_t kInline = 32;
-  int64_t inline_[kInline];
-  std::unique_ptr<int64_t[]> heap_;
-};
 
 template <typename T>
 void InitElements(T* out, const T* init, Init mode, int64_t begin,
@@ -133,28 +124,32 @@ struct RowEntry {
 template <typename T, typename Op, typename Entry>
 int64_t ScatterGrouped(const ScatterShape& s, bool ignore, int shift,
                        const T* updates, const T* init, Init mode, T* out,
-                       const Parallel& parallel) {
+                       const Parallel& parallel, Scratch& scratch) {
   const int64_t n = s.rows.n;
   const int64_t S = s.slice;
   const int64_t total = s.nslots * S;
   const int64_t nblocks = ((s.nslots - 1) >> shift) + 1;
   const int64_t chunk_rows = std::max<int64_t>(1 << 14, (n + 63) / 64);
   const int64_t nchunks = n == 0 ? 0 : (n - 1) / chunk_rows + 1;
-  std::vector<int64_t> offsets(nchunks * nblocks, 0);  // [chunk][block]
   std::vector<int64_t> chunk_bad(nchunks, -1);
   using Slot = typename Entry::Slot;
   constexpr Slot kBad = static_cast<Slot>(-1);  // the caller keeps nslots below
   // One scratch allocation: the entries (at most n), room for the placing
-  // pass's prefetches past the last one, then the slots.
+  // pass's prefetches past the last one, the slots, and the per-chunk
+  // offsets [chunk][block].
   const int64_t entry_bytes = RoundUp(n * int64_t(sizeof(Entry)) + kPrefetchAhead, 64);
-  std::unique_ptr<char[]> storage(
-      new char[entry_bytes + RoundUp(n * int64_t(sizeof(Slot)), 64) + 64]);
-  char* base = AlignUp(storage.get(), 64);
+  const int64_t slot_bytes = RoundUp(n * int64_t(sizeof(Slot)), 64);
+  char* storage = static_cast<char*>(scratch.Allocate(
+      entry_bytes + slot_bytes + nchunks * nblocks * int64_t(sizeof(int64_t)) + 64));
+  if (storage == nullptr) return kNoScratch;
+  char* base = AlignUp(storage, 64);
   Entry* entries = reinterpret_cast<Entry*>(base);
   Slot* slots = reinterpret_cast<Slot*>(base + entry_bytes);
+  int64_t* offsets = reinterpret_cast<int64_t*>(base + entry_bytes + slot_bytes);
+  std::fill(offsets, offsets + nchunks * nblocks, 0);
   parallel.For(nchunks, chunk_rows, [&](int64_t c0, int64_t c1) {
     for (int64_t c = c0; c < c1; ++c) {
-      int64_t* count = offsets.data() + c * nblocks;
+      int64_t* count = offsets + c * nblocks;
       const int64_t end = std::min(n, (c + 1) * chunk_rows);
       chunk_bad[c] = ForEachBatch(
           s.rows, c * chunk_rows, end,
@@ -184,7 +179,7 @@ int64_t ScatterGrouped(const ScatterShape& s, bool ignore, int shift,
   const int64_t mask = (int64_t(1) << shift) - 1;
   parallel.For(nchunks, 2 * chunk_rows, [&](int64_t c0, int64_t c1) {
     for (int64_t c = c0; c < c1; ++c) {
-      int64_t* next = offsets.data() + c * nblocks;
+      int64_t* next = offsets + c * nblocks;
       const int64_t end = std::min(n, (c + 1) * chunk_rows);
       for (int64_t i = c * chunk_rows; i < end; ++i) {
         const Slot slot = slots[i];
@@ -218,7 +213,7 @@ int64_t ScatterGrouped(const ScatterShape& s, bool ignore, int shift,
 template <typename T, typename Op>
 int64_t ScatterBlocks(const ScatterShape& s, bool ignore, const T* updates,
                       const T* init, Init mode, T* out,
-                      const Parallel& parallel) {
+                      const Parallel& parallel, Scratch& scratch) {
   const int64_t row_bytes =
       std::max<int64_t>(1, s.slice * static_cast<int64_t>(sizeof(T)));
   int shift = 0;
@@ -227,21 +222,22 @@ int64_t ScatterBlocks(const ScatterShape& s, bool ignore, const T* updates,
   const bool narrow = shift <= 32 && s.rows.n <= int64_t(UINT32_MAX) &&
                       s.nslots < int64_t(UINT32_MAX);
   if (narrow && s.slice == 1 && std::is_trivially_copyable<T>::value) {
-    return ScatterGrouped<T, Op, ValueEntry<T>>(s, ignore, shift, updates,
-                                                init, mode, out, parallel);
+    return ScatterGrouped<T, Op, ValueEntry<T>>(
+        s, ignore, shift, updates, init, mode, out, parallel, scratch);
   } else if (narrow) {
     return ScatterGrouped<T, Op, RowEntry<T, uint32_t>>(
-        s, ignore, shift, updates, init, mode, out, parallel);
+        s, ignore, shift, updates, init, mode, out, parallel, scratch);
   }
-  return ScatterGrouped<T, Op, RowEntry<T, int64_t>>(s, ignore, shift, updates,
-                                                     init, mode, out, parallel);
+  return ScatterGrouped<T, Op, RowEntry<T, int64_t>>(
+      s, ignore, shift, updates, init, mode, out, parallel, scratch);
 }
 
 }  // namespace internal
 
 template <typename T, typename Op>
 int64_t ScatterCpu(const ScatterShape& s, bool ignore, const T* updates,
-                   const T* init, Init mode, T* out, const Parallel& parallel) {
+                   const T* init, Init mode, T* out, const Parallel& parallel,
+                   Scratch& scratch) {
   using internal::ApplyRow;
   using internal::InitElements;
   const int64_t S = s.slice;
@@ -264,12 +260,16 @@ int64_t ScatterCpu(const ScatterShape& s, bool ignore, const T* updates,
   // Otherwise: owners are blocks of destination rows.
   if (!serial && !by_column) {
     return internal::ScatterBlocks<T, Op>(s, ignore, updates, init, mode, out,
-                                          parallel);
+                                          parallel, scratch);
   }
 
-  internal::SlotBuffer buffer(n);
-  const int64_t* slots = buffer.data();
-  const int64_t first_bad = Linearize(s.rows, buffer.data(), parallel);
+  // Every row's slot: on the stack for a few rows (tiny ops do not allocate).
+  constexpr int64_t kInlineSlots = 32;
+  int64_t inline_slots[kInlineSlots];
+  int64_t* slots = n <= kInlineSlots ? inline_slots
+                                     : static_cast<int64_t*>(scratch.Allocate(n * sizeof(int64_t)));
+  if (slots == nullptr) return kNoScratch;
+  const int64_t first_bad = Linearize(s.rows, slots, parallel);
   if (first_bad >= 0 && !ignore) return first_bad;
   if (serial) {
     InitElements(out, init, mode, 0, total);

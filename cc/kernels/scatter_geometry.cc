@@ -231,15 +231,18 @@ Status BadIndexError(int64_t row, const std::vector<int64_t>& coords,
                                      Str(target)));
 }
 
-#if TFSO_WITH_CUDA
-void* GpuScratch::Allocate(size_t bytes) {
+void* TfScratch::Allocate(size_t bytes) {
   Tensor t;
-  status_ = c_->allocate_temp(::tensorflow::DT_UINT8,
-                              TensorShape({static_cast<int64_t>(bytes)}), &t);
+  // A zero-byte tensor has no buffer; nullptr would read as out of memory.
+  status_ = c_->allocate_temp(
+      ::tensorflow::DT_UINT8,
+      TensorShape({static_cast<int64_t>(bytes > 0 ? bytes : 1)}), &t);
   if (!status_.ok()) return nullptr;
   held_.push_back(t);
   return t.data();
 }
+
+#if TFSO_WITH_CUDA
 
 Status PrepareGpuCall(const Tensor& indices, const Geometry& g,
                       const TensorShape& target, bool ignore,

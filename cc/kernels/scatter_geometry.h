@@ -10,6 +10,7 @@
 
 #include "index_linearize.h"
 #include "parallel.h"
+#include "scratch.h"
 #if TFSO_WITH_CUDA
 #include "scatter_gpu.h"
 #endif
@@ -71,14 +72,13 @@ Parallel CpuParallel(OpKernelContext* c);
 Status BadIndexError(int64_t row, const std::vector<int64_t>& coords,
                      const TensorShape& target);
 
-#if TFSO_WITH_CUDA
-// Device scratch for the CUDA core from allocate_temp. The tensors are
-// released when the backend call returns, before its kernels have run; that
-// is safe because TensorFlow's GPU allocator hands the memory out again only
-// to work ordered after them on the same compute stream.
-class GpuScratch : public gpu::Scratch {
+// Scratch for the cores from allocate_temp on the op's device. The tensors
+// are released when the backend call returns; on a GPU that is before its
+// kernels have run, which is safe because TensorFlow's GPU allocator hands the
+// memory out again only to work ordered after them on the same stream.
+class TfScratch : public Scratch {
  public:
-  explicit GpuScratch(OpKernelContext* c) : c_(c) {}
+  explicit TfScratch(OpKernelContext* c) : c_(c) {}
   void* Allocate(size_t bytes) override;
   OpKernelContext* context() const { return c_; }
   const Status& status() const { return status_; }  // of a failed Allocate
@@ -89,9 +89,10 @@ class GpuScratch : public gpu::Scratch {
   Status status_;
 };
 
+#if TFSO_WITH_CUDA
 struct GpuCallState {
   explicit GpuCallState(OpKernelContext* c) : scratch(c) {}
-  GpuScratch scratch;
+  TfScratch scratch;
   gpu::Call call;
   std::vector<int64_t> dims, bad_coords;
 };

@@ -22,21 +22,16 @@
 #include "init_mode.h"
 #include "reducers.h"
 
+#include "scratch.h"
+
 namespace tf_scatter_ops {
 namespace gpu {
 
 enum class IndexType { kInt16, kInt32, kInt64 };
 
-// Device scratch memory that stays valid until the call's work on the stream
-// has finished (TensorFlow: allocate_temp; the harness: cudaMalloc). Returns
-// nullptr when out of memory.
-class Scratch {
- public:
-  virtual void* Allocate(size_t bytes) = 0;
-
- protected:
-  ~Scratch() = default;
-};
+// Device scratch (scratch.h): valid until the call's work on the stream has
+// finished (TensorFlow: allocate_temp; the harness: cudaMalloc).
+using ::tf_scatter_ops::Scratch;
 
 struct Call {
   const void* indices = nullptr;  // device, [n, depth]

@@ -50,9 +50,11 @@ struct CpuBackend {
     TF_RETURN_IF_ERROR(MakeCpuRows(indices, g, target, &r));
     using E = StoredT<T, Op>;
     const ScatterShape shape{r.rows, g.slice, g.nslots};
+    TfScratch scratch(c);
     const int64_t bad = ScatterCpu<E, Op>(
         shape, ignore, As<E>(updates.flat<T>().data()), As<E>(init), mode,
-        As<E>(out->flat<T>().data()), CpuParallel(c));
+        As<E>(out->flat<T>().data()), CpuParallel(c), scratch);
+    if (bad == kNoScratch) return scratch.status();
     if (bad >= 0 && !ignore) return BadRowError(indices, g, bad, target);
     return absl::OkStatus();
   }

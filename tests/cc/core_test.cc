@@ -19,6 +19,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <random>
 #include <string>
 #include <thread>
@@ -36,6 +37,7 @@ namespace {
 
 int g_failures = 0;
 int64_t g_checks = 0;
+int64_t g_no_scratch = 0;  // calls checked with a failing scratch that asked for some
 
 #define CHECK(cond, ...)                                            \
   do {                                                              \
@@ -76,6 +78,24 @@ tso::Parallel ThreadParallel(int threads, uint64_t seed) {
 }
 
 tso::Parallel Serial() { return tso::Parallel(); }
+
+// Scratch from the heap, exactly sized (so ASan sees overruns), freed at the
+// end of the scope; or none at all, to check the out-of-memory path.
+class HeapScratch : public tso::Scratch {
+ public:
+  explicit HeapScratch(bool fail = false) : fail_(fail) {}
+  void* Allocate(size_t bytes) override {
+    ++calls;
+    if (fail_) return nullptr;
+    held_.emplace_back(new char[bytes]);
+    return held_.back().get();
+  }
+  int calls = 0;
+
+ private:
+  bool fail_;
+  std::vector<std::unique_ptr<char[]>> held_;
+};
 
 // ---- element types: random values and bitwise comparison -------------------
 
@@ -242,6 +262,7 @@ void RunCase(std::mt19937_64& rng, const Geometry& g, double bad_fraction,
     stride *= g.dims[d];
   }
   const tso::Parallel par = threads > 1 ? ThreadParallel(threads, rng()) : Serial();
+  HeapScratch heap;
   const tso::IndexRows rows =
       tso::MakeIndexRows<Index>(idx.data(), g.n, depth, g.dims.data(), strides.data());
   std::vector<int64_t> slots(g.n + 1, -7);  // one guard entry past the end
@@ -271,7 +292,7 @@ void RunCase(std::mt19937_64& rng, const Geometry& g, double bad_fraction,
     const Arr<T> before = out_buf;
     const int64_t strict_bad = tso::ScatterCpu<T, Op>(
         shape, /*ignore=*/false, updates.data(),
-        mode == tso::Init::kCopy ? init.data() : nullptr, mode, out_buf.data(), par);
+        mode == tso::Init::kCopy ? init.data() : nullptr, mode, out_buf.data(), par, heap);
     CHECK(strict_bad == ref_bad, "%s: scatter reported bad row %lld, expected %lld", label,
           (long long)strict_bad, (long long)ref_bad);
     for (int64_t k = 0; k < total; ++k) {
@@ -279,9 +300,29 @@ void RunCase(std::mt19937_64& rng, const Geometry& g, double bad_fraction,
             (long long)k);
     }
   }
+  // Without scratch (out of memory) a scatter that needs some writes nothing.
+  {
+    const Arr<T> before = out_buf;
+    HeapScratch none(/*fail=*/true);
+    const int64_t r = tso::ScatterCpu<T, Op>(
+        shape, /*ignore=*/true, updates.data(),
+        mode == tso::Init::kCopy ? init.data() : nullptr, mode, out_buf.data(), par, none);
+    if (none.calls > 0) {
+      ++g_no_scratch;
+      CHECK(r == tso::kNoScratch, "%s: no scratch, but returned %lld", label, (long long)r);
+      for (int64_t k = 0; k < total; ++k) {
+        CHECK(Same(out_buf[k], before[k]), "%s: a scatter without scratch wrote element %lld",
+              label, (long long)k);
+      }
+    } else {
+      CHECK(r == ref_bad, "%s: scatter reported bad row %lld, expected %lld", label,
+            (long long)r, (long long)ref_bad);
+      out_buf = before;  // it needed no scratch and ran: undo for the run below
+    }
+  }
   const int64_t scatter_bad = tso::ScatterCpu<T, Op>(
       shape, /*ignore=*/true, updates.data(),
-      mode == tso::Init::kCopy ? init.data() : nullptr, mode, out_buf.data(), par);
+      mode == tso::Init::kCopy ? init.data() : nullptr, mode, out_buf.data(), par, heap);
   CHECK(scatter_bad == ref_bad, "%s: scatter reported bad row %lld, expected %lld", label,
         (long long)scatter_bad, (long long)ref_bad);
   int64_t wrong = 0, first_wrong = -1;
@@ -399,6 +440,7 @@ struct SlotRows {
 // Hand-made cases with known answers (not just "equal to the reference").
 void FixedCases() {
   const tso::Parallel serial = Serial();
+  HeapScratch heap;
   // Duplicates: last wins for assign, index-order sums for add.
   {
     const int64_t idx[] = {1, 1, 1, 3};
@@ -409,11 +451,11 @@ void FixedCases() {
     const float upd[] = {10, 20, 30, 40};
     float init[] = {1, 2, 3, 4}, out[4];
     const tso::ScatterShape s{rows, 1, 4};
-    tso::ScatterCpu<float, tso::AssignOp>(s, false, upd, init, tso::Init::kCopy, out, serial);
+    tso::ScatterCpu<float, tso::AssignOp>(s, false, upd, init, tso::Init::kCopy, out, serial, heap);
     CHECK(out[0] == 1 && out[1] == 30 && out[2] == 3 && out[3] == 40, "assign dups");
-    tso::ScatterCpu<float, tso::AddOp>(s, false, upd, init, tso::Init::kCopy, out, serial);
+    tso::ScatterCpu<float, tso::AddOp>(s, false, upd, init, tso::Init::kCopy, out, serial, heap);
     CHECK(out[0] == 1 && out[1] == 62 && out[2] == 3 && out[3] == 44, "add dups");
-    tso::ScatterCpu<float, tso::AddOp>(s, false, upd, nullptr, tso::Init::kZero, out, serial);
+    tso::ScatterCpu<float, tso::AddOp>(s, false, upd, nullptr, tso::Init::kZero, out, serial, heap);
     CHECK(out[0] == 0 && out[1] == 60 && out[2] == 0 && out[3] == 40, "scatter_nd dups");
   }
   // The first bad row is reported, at every depth, with int64 extremes.
@@ -458,10 +500,10 @@ void FixedCases() {
     float out[4];
     const SlotRows r(slots, 7, 4);
     const tso::ScatterShape s{r.rows, 1, 4};
-    tso::ScatterCpu<float, tso::MinOp>(s, false, upd, init, tso::Init::kCopy, out, serial);
+    tso::ScatterCpu<float, tso::MinOp>(s, false, upd, init, tso::Init::kCopy, out, serial, heap);
     CHECK(out[0] == 3.f && out[1] == -1.f && out[2] == 0.f && !std::signbit(out[2]) &&
               std::isnan(out[3]), "min with nan / signed zeros");
-    tso::ScatterCpu<float, tso::MaxOp>(s, false, upd, init, tso::Init::kCopy, out, serial);
+    tso::ScatterCpu<float, tso::MaxOp>(s, false, upd, init, tso::Init::kCopy, out, serial, heap);
     CHECK(out[0] == 5.f && out[1] == 2.f && out[2] == 0.f && !std::signbit(out[2]) &&
               std::isnan(out[3]), "max with nan / signed zeros");
   }
@@ -472,12 +514,12 @@ void FixedCases() {
     std::string out[2];
     const SlotRows r(slots, 3, 2);
     tso::ScatterCpu<std::string, tso::AddOp>({r.rows, 1, 2}, false, upd, nullptr,
-                                             tso::Init::kZero, out, serial);
+                                             tso::Init::kZero, out, serial, heap);
     CHECK(out[0] == "ab" && out[1] == "c", "string concat");
     const bool bupd[] = {true, false, false};
     bool bout[2];
     tso::ScatterCpu<bool, tso::AddOp>({r.rows, 1, 2}, false, bupd, nullptr, tso::Init::kZero,
-                                      bout, serial);
+                                      bout, serial, heap);
     CHECK(bout[0] && !bout[1], "bool or");
   }
   // Signed overflow wraps (and UBSan must not fire).
@@ -487,12 +529,12 @@ void FixedCases() {
     int32_t out[1] = {0};
     const SlotRows r(slots, 2, 1);
     tso::ScatterCpu<int32_t, tso::AddOp>({r.rows, 1, 1}, false, upd, nullptr, tso::Init::kZero,
-                                         out, serial);
+                                         out, serial, heap);
     CHECK(out[0] == INT32_MIN, "wrap add");
     const int8_t u8[] = {INT8_MIN, 1};
     int8_t o8[1] = {0};
     tso::ScatterCpu<int8_t, tso::SubOp>({r.rows, 1, 1}, false, u8, nullptr, tso::Init::kZero,
-                                        o8, serial);
+                                        o8, serial, heap);
     CHECK(o8[0] == 127, "wrap sub: %d", o8[0]);
   }
   // Zero sizes: nothing touched, nothing read.
@@ -500,7 +542,7 @@ void FixedCases() {
     const SlotRows none(nullptr, 0, 0);
     const tso::ScatterShape empty{none.rows, 5, 0};
     tso::ScatterCpu<float, tso::AddOp>(empty, false, nullptr, nullptr, tso::Init::kZero, nullptr,
-                                       ThreadParallel(4, 1));
+                                       ThreadParallel(4, 1), heap);
     tso::GatherCpu<float>(empty, nullptr, nullptr, ThreadParallel(4, 1));
     int64_t slot = 0;
     const int64_t idx = 0;
@@ -509,7 +551,7 @@ void FixedCases() {
     // ... and a scatter into an empty output still reports it.
     const tso::ScatterShape s{into_empty.rows, 5, 0};
     const int64_t bad = tso::ScatterCpu<float, tso::AddOp>(s, false, nullptr, nullptr,
-                                                           tso::Init::kZero, nullptr, serial);
+                                                           tso::Init::kZero, nullptr, serial, heap);
     CHECK(bad == 0, "bad row into an empty output");
   }
 }
@@ -566,7 +608,10 @@ int main(int argc, char** argv) {
       default: AllOps<std::complex<float>, false, true>(rng, case_no);
     }
   }
-  std::printf("core_test: %lld random cases + fixed/big cases, %lld checks, %d failures (seed %llu)\n",
-              (long long)cases, (long long)g_checks, g_failures, (unsigned long long)seed);
+  CHECK(g_no_scratch > 0, "no call ran out of scratch: that path went unchecked");
+  std::printf("core_test: %lld random cases + fixed/big cases, %lld checks (%lld calls without "
+              "scratch), %d failures (seed %llu)\n",
+              (long long)cases, (long long)g_checks, (long long)g_no_scratch, g_failures,
+              (unsigned long long)seed);
   return g_failures == 0 ? 0 : 1;
 }
