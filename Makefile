@@ -22,7 +22,7 @@ NVCC ?= $(shell command -v nvcc 2>/dev/null)
 TFSO_GPU ?= $(if $(NVCC),1,0)
 CUDA_HOME ?= $(realpath $(shell $(NVCC) --dryrun -c -x cu /dev/null -o /dev/null 2>&1 | sed -n 's/^#\$$ TOP=//p'))
 CU_SRCS := $(wildcard cc/kernels/*.cu.cc)
-CU_HDRS := $(wildcard cc/kernels/*.cuh) cc/kernels/scatter_gpu.h cc/kernels/element_types.h cc/kernels/reducers.h cc/kernels/init_mode.h
+CU_HDRS := $(wildcard cc/kernels/*.cuh) cc/kernels/scatter_gpu.h cc/kernels/scratch.h cc/kernels/element_types.h cc/kernels/reducers.h cc/kernels/init_mode.h
 NVCCFLAGS := -std=c++17 -O3 -Xcompiler -fPIC,-fvisibility=hidden -DCUB_WRAPPED_NAMESPACE=tfso_cub \
   -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=[sm_90,compute_90]
 ifeq ($(TFSO_GPU),1)
