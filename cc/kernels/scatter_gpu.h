@@ -21,7 +21,6 @@
 #include "element_types.h"
 #include "init_mode.h"
 #include "reducers.h"
-
 #include "scratch.h"
 
 namespace tf_scatter_ops {
