@@ -6,10 +6,11 @@
 // outside [0, dims[d]) is bad: its slot is -1 (dropped by IGNORE) and the
 // first bad row is reported.
 //
-// The CPU core never stores the slots of all rows: each pass linearises the
-// rows it is about to use, a batch at a time, into a buffer that stays in L1
-// (IndexRows::Fill). Reading the indices twice costs less memory traffic than
-// writing and re-reading a 64-bit slot per row.
+// The CPU core linearises rows as it first reads them, a batch at a time,
+// into a buffer that stays in L1 (IndexRows::Fill, ForEachBatch): gathers
+// copy straight from it, the grouping passes keep a 4-byte slot per row for
+// their second pass, and only the serial and long-slice paths store every
+// row's 64-bit slot (Linearize).
 #ifndef TF_SCATTER_OPS_CC_KERNELS_INDEX_LINEARIZE_H_
 #define TF_SCATTER_OPS_CC_KERNELS_INDEX_LINEARIZE_H_
 
