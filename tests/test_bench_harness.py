@@ -12,6 +12,7 @@ def test_quick_bench_runs_and_writes_json(tmp_path, capsys):
     bench.main(["--quick", "--only", "W1,W7,W8", "--rounds", "1", "--out", str(tmp_path)])
     data = json.loads((tmp_path / "bench.json").read_text())
     assert [r["name"] for r in data["results"]] == ["W1", "W7", "W8"]
+    assert set(data["results"][0]["first"]) == {"ours", "tf", "xla"}
     assert "vs XLA" in capsys.readouterr().out
 
 
