@@ -66,6 +66,25 @@ def test_gather_nd_parity(dtype, rng):
             ref.assert_same(tso.gather_nd(params, i), tf.gather_nd(params, tf_i))
 
 
+
+# Gathers with outputs of >= 8 MiB and rows of a multiple of 64 bytes copy
+# with non-temporal stores where the CPU has AVX-512 (cc/kernels/row_copy.h);
+# rows of other sizes and smaller outputs copy as usual.
+@pytest.mark.parametrize("dtype,row", [(tf.float32, 64), (tf.float64, 16), (tf.int8, 64),
+                                       (tf.bfloat16, 96), (tf.float32, 63)],
+                         ids=lambda v: getattr(v, "name", v))
+def test_large_gather_nd_parity(dtype, row, rng):
+    rows = (9 << 20) // (row * dtype.size) + 1
+    params = tf.constant(ref.random_values(rng, dtype, (5000, row)), dtype)
+    idx = rng.integers(0, 5000, size=(rows, 1))
+    ref.assert_same(tso.gather_nd(params, idx), tf.gather_nd(params, idx))
+    # With "IGNORE", bad rows (here 1 in 50) give zeros among the streamed rows.
+    bad = rng.random(rows) < 0.02
+    idx[bad, 0] = 5000 + rng.integers(0, 3, size=int(bad.sum()))
+    expected = params.numpy()[np.minimum(idx[:, 0], 4999)]
+    expected[bad] = 0
+    ref.assert_same(tso.gather_nd(params, idx, bad_indices_policy="IGNORE"), expected)
+
 def test_gather_nd_batch_dims_parity(rng):
     params = tf.constant(rng.standard_normal((2, 3, 4, 5)), tf.float32)
     for batch_dims, idx_shape in [(1, (2, 6, 2)), (2, (2, 3, 7, 1)), (1, (2, 1)), (2, (2, 3, 2))]:

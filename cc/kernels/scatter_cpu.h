@@ -26,6 +26,7 @@
 #include "index_linearize.h"
 #include "init_mode.h"
 #include "parallel.h"
+#include "row_copy.h"
 #include "scratch.h"
 
 namespace tf_scatter_ops {
@@ -308,6 +309,9 @@ int64_t GatherCpu(const ScatterShape& s, const T* params, T* out,
   const int64_t S = s.slice;
   if (S == 0) return Linearize(s.rows, nullptr, parallel);
   std::atomic<int64_t> first_bad{INT64_MAX};
+  const int64_t row_bytes = S * static_cast<int64_t>(sizeof(T));
+  const bool stream = std::is_trivially_copyable<T>::value &&
+                      CanStreamRows(out, row_bytes, s.rows.n * row_bytes);
   parallel.For(s.rows.n, S + 6, [&](int64_t begin, int64_t end) {
     KeepFirstBad(&first_bad, ForEachBatch(s.rows, begin, end, [&](int64_t b, int64_t e,
                                                                   const int64_t* slots) {
@@ -316,6 +320,11 @@ int64_t GatherCpu(const ScatterShape& s, const T* params, T* out,
         T* dst = out + i * S;
         if (slot < 0) {
           internal::InitElements<T>(dst, nullptr, Init::kZero, 0, S);
+        } else if (stream) {
+          if (i + kRowPrefetch < e && slots[i + kRowPrefetch - b] >= 0) {
+            PrefetchRow(params + slots[i + kRowPrefetch - b] * S, row_bytes);
+          }
+          StreamRow(dst, params + slot * S, row_bytes);
         } else if constexpr (std::is_trivially_copyable<T>::value) {
           std::memcpy(static_cast<void*>(dst), params + slot * S, S * sizeof(T));
         } else {
@@ -323,6 +332,7 @@ int64_t GatherCpu(const ScatterShape& s, const T* params, T* out,
         }
       }
     }));
+    if (stream) StreamFence();
   });
   const int64_t bad = first_bad.load();
   return bad == INT64_MAX ? -1 : bad;

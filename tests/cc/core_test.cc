@@ -584,6 +584,50 @@ void Big(std::mt19937_64& rng, int64_t& case_no) {
   }
 }
 
+// Gathers large enough to stream (row_copy.h): rows of 64 bytes into a
+// 64-byte-aligned output of >= 8 MiB, with bad rows (zeros), checked element
+// by element against the params; then the same into an output one float off
+// alignment, which must fall back to ordinary copies with the same result.
+int64_t g_streamed = 0;
+void StreamedGather() {
+  const int64_t nparams = 5000, S = 16, n = 140000;
+  std::mt19937_64 rng(7);
+  std::vector<float> params(nparams * S);
+  for (auto& v : params) v = static_cast<float>(rng() % 100000) - 50000.0f;
+  std::vector<int64_t> slots(n);
+  int64_t first_bad = -1;
+  for (int64_t i = 0; i < n; ++i) {
+    slots[i] = rng() % 100 == 0 ? nparams + static_cast<int64_t>(rng() % 3) : rng() % nparams;
+    if (slots[i] >= nparams && first_bad < 0) first_bad = i;
+  }
+  const SlotRows r(slots.data(), n, nparams);
+  const tso::ScatterShape shape{r.rows, S, nparams};
+  const int64_t bytes = n * S * int64_t(sizeof(float));
+  float* buf = static_cast<float*>(std::aligned_alloc(64, bytes + 64));
+  for (float* out : {buf, buf + 1}) {
+    if (tso::CanStreamRows(out, S * sizeof(float), bytes)) ++g_streamed;
+    std::fill(out, out + n * S, -1.0f);
+    const int64_t bad = tso::GatherCpu<float>(shape, params.data(), out, ThreadParallel(3, 1));
+    CHECK(bad == first_bad, "streamed gather: bad row %lld, expected %lld", (long long)bad,
+          (long long)first_bad);
+    int64_t wrong = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      for (int64_t k = 0; k < S; ++k) {
+        const float want = slots[i] < nparams ? params[slots[i] * S + k] : 0.0f;
+        wrong += out[i * S + k] != want;
+      }
+    }
+    CHECK(wrong == 0, "streamed gather (offset %d): %lld wrong elements", int(out - buf),
+          (long long)wrong);
+  }
+  std::free(buf);
+#if defined(__x86_64__)
+  CHECK(g_streamed == 1 || !__builtin_cpu_supports("avx512f"),
+        "this CPU has AVX-512, but %lld of the gathers streamed (expected 1)",
+        (long long)g_streamed);
+#endif
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -591,6 +635,7 @@ int main(int argc, char** argv) {
   const uint64_t seed = argc > 2 ? std::strtoull(argv[2], nullptr, 10) : 12345;
   std::mt19937_64 rng(seed);
   FixedCases();
+  StreamedGather();
   int64_t case_no = 0;
   Big<float>(rng, case_no);
   Big<uint8_t>(rng, case_no);
@@ -610,8 +655,9 @@ int main(int argc, char** argv) {
   }
   CHECK(g_no_scratch > 0, "no call ran out of scratch: that path went unchecked");
   std::printf("core_test: %lld random cases + fixed/big cases, %lld checks (%lld calls without "
-              "scratch), %d failures (seed %llu)\n",
-              (long long)cases, (long long)g_checks, (long long)g_no_scratch, g_failures,
+              "scratch, %lld streamed gathers), %d failures (seed %llu)\n",
+              (long long)cases, (long long)g_checks, (long long)g_no_scratch,
+              (long long)g_streamed, g_failures,
               (unsigned long long)seed);
   return g_failures == 0 ? 0 : 1;
 }
