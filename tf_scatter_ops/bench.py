@@ -7,7 +7,9 @@ Every workload is first checked: our result must equal TensorFlow's kernel
 round by round (a burst of 3 calls each, the order rotating), each inside a
 tf.function (XLA: jit_compile=True). The median of all calls is reported with
 speedups and the multiple of the memory floor, the time to move the
-workload's bytes at the copy bandwidth measured here first; so is the median
+workload's bytes at the copy bandwidth measured just before that workload
+(this VM's bandwidth drifts, and one lucky copy should not set every
+workload's floor); so is the median
 of our first call in each burst, which pays for waking an idle thread pool.
 Writes bench.json and bench.png to --out.
 """
@@ -185,8 +187,10 @@ def time_workload(w, impls, args, rounds, tick, burst=3):
             {k: statistics.median(v) for k, v in first.items()})
 
 
-def render(results, bandwidth):
-    lines = [f"copy bandwidth (memory floor): {bandwidth / 1e9:.1f} GB/s, "
+def render(results):
+    bws = [r["bandwidth"] / 1e9 for r in results if r["bandwidth"]]
+    bandwidth = f"{min(bws):.1f}-{max(bws):.1f}" if bws else "-"
+    lines = [f"copy bandwidth (memory floor), measured before each workload: {bandwidth} GB/s, "
              f"intra-op threads: {tf.config.threading.get_intra_op_parallelism_threads() or os.cpu_count()}",
              "",
              f"{'workload':<9} {'ours ms':>9} {'TF ms':>9} {'XLA ms':>9} {'vs TF':>7} {'vs XLA':>7} "
@@ -245,7 +249,7 @@ def main(argv=None):
         workloads = [quick(w) for w in workloads]
     rounds = args.rounds or (5 if args.quick else 15)
     rng = np.random.default_rng(0)
-    bandwidth = copy_bandwidth(128 * M if args.quick else 512 * M)
+    copy_bytes = 128 * M if args.quick else 512 * M
 
     total, done = len(workloads) * (rounds + 1), 0
     results = []
@@ -261,19 +265,20 @@ def main(argv=None):
             done += 1
             progress(done, total, f"{w.name}: timing")
 
+        bandwidth = None if w.eager_tiny else copy_bandwidth(copy_bytes, repeats=3)
         t, t_first = time_workload(w, impls, inputs, rounds, tick)
         floor = None if w.eager_tiny else bytes_moved(w, inputs) / bandwidth
         results.append(dict(name=w.name, title=w.title, ours=t["ours"], tf=t["tf"], xla=t.get("xla"),
-                            first={k: v for k, v in t_first.items()},
+                            first={k: v for k, v in t_first.items()}, bandwidth=bandwidth,
                             floor=floor, per_call=w.eager_tiny, bytes=None if w.eager_tiny else bytes_moved(w, inputs)))
         del inputs
     sys.stderr.write("\n")
 
-    table = render(results, bandwidth)
+    table = render(results)
     print(table)
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "bench.json"), "w") as f:
-        json.dump(dict(bandwidth=bandwidth, cpus=os.cpu_count(), tf=tf.__version__, quick=args.quick,
+        json.dump(dict(cpus=os.cpu_count(), tf=tf.__version__, quick=args.quick,
                        rounds=rounds, results=results), f, indent=1)
     plot(results, os.path.join(args.out, "bench.png"))
     print(f"\nwrote {args.out}/bench.json and {args.out}/bench.png")
