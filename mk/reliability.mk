@@ -17,7 +17,7 @@ SANITIZE_FLAGS := -std=c++17 -O1 -g -fno-omit-frame-pointer \
 
 # Only the TensorFlow-free headers: no TensorFlow needed to build or run it.
 $(SANITIZE_BIN): tests/cc/core_test.cc cc/kernels/parallel.h cc/kernels/reducers.h \
-    cc/kernels/index_linearize.h cc/kernels/scatter_cpu.h cc/kernels/scratch.h cc/kernels/row_copy.h \
+    cc/kernels/index_linearize.h cc/kernels/scatter_cpu.h cc/kernels/scratch.h cc/kernels/row_copy.h cc/kernels/cpu_features.h \
     $(wildcard cc/kernels/init_mode.h)
 	mkdir -p $(SANITIZE_DIR)
 	$(CXX) $(SANITIZE_FLAGS) -Icc/kernels $< -o $@

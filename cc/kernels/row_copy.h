@@ -16,8 +16,9 @@
 
 #include <cstdint>
 
-#if defined(__x86_64__) && defined(__GNUC__)
-#define TF_SCATTER_OPS_STREAM_ROWS 1
+#include "cpu_features.h"
+
+#if defined(TF_SCATTER_OPS_AVX512)
 #include <immintrin.h>
 #endif
 
@@ -30,12 +31,11 @@ constexpr int64_t kStreamOutputBytes = int64_t(8) << 20;
 constexpr int64_t kRowPrefetch = 16;
 constexpr int64_t kRowPrefetchBytes = 256;
 
-#if TF_SCATTER_OPS_STREAM_ROWS
+#if defined(TF_SCATTER_OPS_AVX512)
 
 // Whether StreamRow may copy rows of `row_bytes` into `out` (total_bytes).
 inline bool CanStreamRows(const void* out, int64_t row_bytes, int64_t total_bytes) {
-  static const bool avx512 = __builtin_cpu_supports("avx512f");
-  return avx512 && total_bytes >= kStreamOutputBytes && row_bytes % 64 == 0 &&
+  return HasAvx512() && total_bytes >= kStreamOutputBytes && row_bytes % 64 == 0 &&
          reinterpret_cast<uintptr_t>(out) % 64 == 0;
 }
 
@@ -47,8 +47,8 @@ inline void PrefetchRow(const void* row, int64_t bytes) {
 
 // dst 64-byte aligned, bytes a multiple of 64 (CanStreamRows said so). The
 // stores are weakly ordered: call StreamFence before another thread reads.
-__attribute__((target("avx512f"))) inline void StreamRow(void* dst, const void* src,
-                                                         int64_t bytes) {
+__attribute__((target(TF_SCATTER_OPS_AVX512))) inline void StreamRow(
+    void* dst, const void* src, int64_t bytes) {
   char* d = static_cast<char*>(dst);
   const char* s = static_cast<const char*>(src);
   for (int64_t k = 0; k < bytes; k += 64) {

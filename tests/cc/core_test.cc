@@ -584,6 +584,50 @@ void Big(std::mt19937_64& rng, int64_t& case_no) {
   }
 }
 
+// The linearisation picked for this CPU (AVX-512 where it has it) and the
+// portable one agree on every slot and on the first bad row, for each index
+// type and fixed depth, on rows with bad coordinates of every kind.
+template <typename Index, int kDepth>
+void SameLinearizers(std::mt19937_64& rng) {
+  const int64_t n = 3000;
+  int64_t dims[kDepth], strides[kDepth];
+  int64_t st = 1;
+  for (int d = kDepth - 1; d >= 0; --d) {
+    dims[d] = 1 + static_cast<int64_t>(rng() % (sizeof(Index) == 2 ? 100 : 5000));
+    strides[d] = st;
+    st *= dims[d];
+  }
+  for (int bad_every : {0, 1000, 7}) {
+    std::vector<Index> idx(n * kDepth);
+    for (int64_t i = 0; i < n; ++i) {
+      for (int d = 0; d < kDepth; ++d) idx[i * kDepth + d] = static_cast<Index>(rng() % dims[d]);
+      if (bad_every && rng() % bad_every == 0) {
+        const Index bad[] = {Index(-1), static_cast<Index>(dims[0]), std::numeric_limits<Index>::min(),
+                             std::numeric_limits<Index>::max()};
+        idx[i * kDepth + rng() % kDepth] = bad[rng() % 4];
+      }
+    }
+    const tso::IndexRows rows = tso::MakeIndexRows<Index>(idx.data(), n, kDepth, dims, strides);
+    std::vector<int64_t> a(n), b(n);
+    for (int64_t begin = 0; begin < n; begin += 700) {
+      const int64_t end = std::min(n, begin + 700);
+      const int64_t bad_a = rows.Fill(begin, end, a.data() + begin);
+      const int64_t bad_b = tso::internal::FillRows<Index, kDepth>(rows, begin, end, b.data() + begin);
+      CHECK(bad_a == bad_b, "linearisers: first bad row %lld vs %lld (depth %d, %d-byte index)",
+            (long long)bad_a, (long long)bad_b, kDepth, int(sizeof(Index)));
+    }
+    CHECK(a == b, "linearisers disagree on a slot (depth %d, %d-byte index)", kDepth,
+          int(sizeof(Index)));
+  }
+}
+
+void SameLinearizers() {
+  std::mt19937_64 rng(11);
+  SameLinearizers<int16_t, 1>(rng); SameLinearizers<int16_t, 2>(rng); SameLinearizers<int16_t, 3>(rng);
+  SameLinearizers<int32_t, 1>(rng); SameLinearizers<int32_t, 2>(rng); SameLinearizers<int32_t, 3>(rng);
+  SameLinearizers<int64_t, 1>(rng); SameLinearizers<int64_t, 2>(rng); SameLinearizers<int64_t, 3>(rng);
+}
+
 // Gathers large enough to stream (row_copy.h): rows of 64 bytes into a
 // 64-byte-aligned output of >= 8 MiB, with bad rows (zeros), checked element
 // by element against the params; then the same into an output one float off
@@ -621,8 +665,8 @@ void StreamedGather() {
           (long long)wrong);
   }
   std::free(buf);
-#if defined(__x86_64__)
-  CHECK(g_streamed == 1 || !__builtin_cpu_supports("avx512f"),
+#if defined(TF_SCATTER_OPS_AVX512)
+  CHECK(g_streamed == 1 || !tso::HasAvx512(),
         "this CPU has AVX-512, but %lld of the gathers streamed (expected 1)",
         (long long)g_streamed);
 #endif
@@ -636,6 +680,7 @@ int main(int argc, char** argv) {
   std::mt19937_64 rng(seed);
   FixedCases();
   StreamedGather();
+  SameLinearizers();
   int64_t case_no = 0;
   Big<float>(rng, case_no);
   Big<uint8_t>(rng, case_no);
