@@ -5,12 +5,12 @@
 Every workload is first checked: our result must equal TensorFlow's kernel
 (bitwise) before anything is timed. The three are then timed interleaved,
 round by round (a burst of 3 calls each, the order rotating), each inside a
-tf.function (XLA: jit_compile=True). The median of all calls is reported with
-speedups and the multiple of the memory floor, the time to move the
+tf.function (XLA: jit_compile=True). The table has the median of all calls,
+the speedups, and the multiple of the memory floor: the time to move the
 workload's bytes at the copy bandwidth measured just before that workload
 (this VM's bandwidth drifts, and one lucky copy should not set every
-workload's floor); so is the median
-of our first call in each burst, which pays for waking an idle thread pool.
+workload's floor). It also has the median of our first call in each burst,
+which pays for waking a thread pool that went idle.
 Writes bench.json and bench.png to --out.
 """
 
@@ -269,7 +269,7 @@ def main(argv=None):
         t, t_first = time_workload(w, impls, inputs, rounds, tick)
         floor = None if w.eager_tiny else bytes_moved(w, inputs) / bandwidth
         results.append(dict(name=w.name, title=w.title, ours=t["ours"], tf=t["tf"], xla=t.get("xla"),
-                            first={k: v for k, v in t_first.items()}, bandwidth=bandwidth,
+                            first=t_first, bandwidth=bandwidth,
                             floor=floor, per_call=w.eager_tiny, bytes=None if w.eager_tiny else bytes_moved(w, inputs)))
         del inputs
     sys.stderr.write("\n")
