@@ -85,41 +85,6 @@ def test_large_gather_nd_parity(dtype, row, rng):
     expected[bad] = 0
     ref.assert_same(tso.gather_nd(params, idx, bad_indices_policy="IGNORE"), expected)
 
-
-# NaN + NaN gives the accumulator's NaN (quieted) on x86, in TensorFlow's
-# kernels and in NumPy. Addition commutes, so a compiler may swap the operands
-# and return the update's NaN instead: reducers.h pins the order. Checked on
-# the serial, grouped and column paths, with distinct NaN payloads.
-# (float16 is left out: Eigen's scalar conversion returns its NaNs as 0x7e00,
-# while TensorFlow's kernel keeps the payload.)
-NAN_BITS = {tf.float32: (0x7FC0AAAA, 0xFFC05555), tf.float64: (0x7FF80000AAAA0000, 0xFFF8000055550000),
-            tf.bfloat16: (0x7FD5, 0xFFAA)}
-
-
-@pytest.mark.parametrize("dtype", [tf.float32, tf.float64, tf.bfloat16, tf.complex64],
-                         ids=lambda d: d.name)
-@pytest.mark.parametrize("rows,row", [(10, 1), (300000, 1), (4, 5000)], ids=["serial", "grouped", "columns"])
-def test_add_keeps_the_accumulators_nan(dtype, rows, row):
-    real = tf.float32 if dtype == tf.complex64 else dtype
-    bits = np.dtype(f"u{real.size}")
-    a, b = (np.array([v], bits).view(real.as_numpy_dtype)[0] for v in NAN_BITS[real])
-    nslots = 1000 if row == 1 else 3
-    if dtype == tf.complex64:
-        tensor = np.full((nslots, row), a + 1j * np.float32(1.0), np.complex64)
-        tensor.imag[:] = b
-        upd_value = np.full((rows, row), b + 1j * np.float32(2.0), np.complex64)
-        upd_value.imag[:] = a
-    else:
-        tensor = np.full((nslots, row), a, real.as_numpy_dtype)
-        upd_value = np.full((rows, row), b, real.as_numpy_dtype)
-    idx = np.random.default_rng(0).integers(0, nslots, size=(rows, 1))
-    t, u = tf.constant(tensor, dtype), tf.constant(upd_value, dtype)
-    ours, theirs = tso.tensor_scatter_nd_add(t, idx, u), tf.tensor_scatter_nd_add(t, idx, u)
-    ref.assert_same(ours, theirs.numpy())
-    # The tensor's NaN (positive), not the update's (negative), in the real part.
-    first = ours.numpy().reshape(-1)[:1].view(bits)[0]
-    assert np.isnan(ours.numpy().reshape(-1)[0]) and first >> (8 * real.size - 1) == 0
-
 def test_gather_nd_batch_dims_parity(rng):
     params = tf.constant(rng.standard_normal((2, 3, 4, 5)), tf.float32)
     for batch_dims, idx_shape in [(1, (2, 6, 2)), (2, (2, 3, 7, 1)), (1, (2, 1)), (2, (2, 3, 2))]:

@@ -7,7 +7,6 @@
 #ifndef TF_SCATTER_OPS_CC_KERNELS_REDUCERS_H_
 #define TF_SCATTER_OPS_CC_KERNELS_REDUCERS_H_
 
-#include <complex>
 #include <type_traits>
 #include <utility>
 
@@ -36,28 +35,6 @@ template <typename T>
 struct HasAppend<T, std::void_t<decltype(std::declval<T&>().append(
                         std::declval<const T&>()))>> : std::true_type {};
 
-// Types that compare (Eigen half/bfloat16), unlike the CUDA core's stand-ins.
-template <typename T, typename = void>
-struct Comparable : std::false_type {};
-template <typename T>
-struct Comparable<T, std::void_t<decltype(std::declval<const T&>() != std::declval<const T&>())>>
-    : std::true_type {};
-
-template <typename T>
-struct IsStdComplex : std::false_type {};
-template <typename R>
-struct IsStdComplex<std::complex<R>> : std::true_type {};
-
-// a + b for floating-point values, with the NaN of the result fixed. When
-// both are NaN, x86 returns a's (quieted), and TensorFlow's kernels and NumPy
-// compute out + upd. But addition commutes, so a compiler may emit it with
-// the operands swapped (it did, after an unrelated change moved inlining),
-// which changes exactly that case. a + a quiets a's NaN whichever way round.
-template <typename T>
-TFSO_HD T AddInOrder(const T& a, const T& b) {
-  return a != a ? static_cast<T>(a + a) : static_cast<T>(a + b);
-}
-
 struct AssignOp {
   template <typename T>
   static TFSO_HD void Apply(T& out, const T& upd) { out = upd; }
@@ -71,18 +48,12 @@ struct AddOp {
     } else if constexpr (Wrapping<T>::value) {
       using U = typename std::make_unsigned<T>::type;
       out = static_cast<T>(static_cast<U>(out) + static_cast<U>(upd));
-    } else if constexpr (std::is_floating_point<T>::value) {
-      out = AddInOrder(out, upd);
     } else if constexpr (std::is_arithmetic<T>::value) {
       out = static_cast<T>(out + upd);
     } else if constexpr (HasAppend<T>::value) {
       out.append(upd);  // scatter_nd on strings: duplicates concatenate
-    } else if constexpr (IsStdComplex<T>::value) {
-      out = T(AddInOrder(out.real(), upd.real()), AddInOrder(out.imag(), upd.imag()));
-    } else if constexpr (Comparable<T>::value) {
-      out = AddInOrder(out, upd);  // Eigen half/bfloat16
     } else {
-      out += upd;  // the CUDA core's stand-ins (element_types.h)
+      out += upd;  // Eigen half/bfloat16, std::complex
     }
   }
 };
