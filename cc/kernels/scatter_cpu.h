@@ -270,10 +270,7 @@ int64_t ScatterCpu(const ScatterShape& s, bool ignore, const T* updates,
   int64_t* slots = n <= kInlineSlots ? inline_slots
                                      : static_cast<int64_t*>(scratch.Allocate(n * sizeof(int64_t)));
   if (slots == nullptr) return kNoScratch;
-  // The serial path linearises serially too: at most kInCacheUpdates rows,
-  // 13-26 us with the AVX-512 loop, less than a hand-off to the pool costs
-  // (1/16-size W1 0.40 -> 0.33-0.36 ms, W2 0.38-0.41 -> 0.32-0.35 ms).
-  const int64_t first_bad = Linearize(s.rows, slots, serial ? Parallel{} : parallel);
+  const int64_t first_bad = Linearize(s.rows, slots, parallel);
   if (first_bad >= 0 && !ignore) return first_bad;
   if (serial) {
     InitElements(out, init, mode, 0, total);
