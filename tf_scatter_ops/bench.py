@@ -267,10 +267,10 @@ def main(argv=None):
 
         bandwidth = None if w.eager_tiny else copy_bandwidth(copy_bytes, repeats=3)
         t, t_first = time_workload(w, impls, inputs, rounds, tick)
-        floor = None if w.eager_tiny else bytes_moved(w, inputs) / bandwidth
+        nbytes = None if w.eager_tiny else bytes_moved(w, inputs)
         results.append(dict(name=w.name, title=w.title, ours=t["ours"], tf=t["tf"], xla=t.get("xla"),
-                            first=t_first, bandwidth=bandwidth,
-                            floor=floor, per_call=w.eager_tiny, bytes=None if w.eager_tiny else bytes_moved(w, inputs)))
+                            first=t_first, bandwidth=bandwidth, bytes=nbytes, per_call=w.eager_tiny,
+                            floor=None if w.eager_tiny else nbytes / bandwidth))
         del inputs
     sys.stderr.write("\n")
 
