@@ -5,8 +5,10 @@ Importing this package loads the compiled library (so that SavedModels and
 Keras models that use the `TfScatter>` ops load after `import tf_scatter_ops`),
 checks that it was built for the running TensorFlow (else
 TensorFlowVersionMismatchError), registers the gradients and the example
-Keras layer. `patch_tensorflow()` routes `tf.scatter_nd`, `tf.tensor_scatter_nd_*`
-and `tf.gather_nd` to the plugin.
+Keras layer. `scatter_nd_update/add/sub/min/max` update variables in place.
+`patch_tensorflow()` routes `tf.scatter_nd`, `tf.tensor_scatter_nd_*`,
+`tf.gather_nd`, `tf.compat.v1.scatter_nd_update/add/sub` and the variables'
+`scatter_nd_*` methods to the plugin.
 """
 
 from tf_scatter_ops import gradients as _gradients  # noqa: F401  (registers)
@@ -24,6 +26,13 @@ from tf_scatter_ops.ops import (
     tensor_scatter_update,
 )
 from tf_scatter_ops.patch import is_patched, patch_tensorflow, patched, unpatch
+from tf_scatter_ops.variables import (
+    scatter_nd_add,
+    scatter_nd_max,
+    scatter_nd_min,
+    scatter_nd_sub,
+    scatter_nd_update,
+)
 
 load()  # registers the TfScatter> ops now, not on first use
 
@@ -41,6 +50,11 @@ __all__ = [
     "patch_tensorflow",
     "patched",
     "scatter_nd",
+    "scatter_nd_add",
+    "scatter_nd_max",
+    "scatter_nd_min",
+    "scatter_nd_sub",
+    "scatter_nd_update",
     "tensor_scatter_add",
     "tensor_scatter_nd_add",
     "tensor_scatter_nd_max",

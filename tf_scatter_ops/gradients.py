@@ -83,9 +83,41 @@ tf.RegisterGradient("TfScatter>TensorScatterMin")(_min_max_grad)
 tf.RegisterGradient("TfScatter>TensorScatterMax")(_min_max_grad)
 
 
+def _gather_nd_params_grad(grad, indices, shape, policy):
+    """The gradient of a gather_nd from params of `shape` (int64).
+
+    Row lookups (indices of rank 2 and depth 1) get a tf.IndexedSlices, as in
+    TensorFlow, so optimizers update only the looked-up rows; rows dropped by
+    IGNORE are left out of it (an out-of-bound index must never reach an
+    optimizer's scatter). Anything else is dense: a scatter_nd of the
+    gradient, which drops the same rows.
+    """
+    if indices.shape.rank == 2 and indices.shape[-1] == 1:
+        rows = indices[:, 0]
+        if rows.dtype == tf.int16:
+            rows = tf.cast(rows, tf.int32)
+        if policy == "IGNORE":
+            keep = tf.logical_and(rows >= 0, rows < tf.cast(shape[0], rows.dtype))
+            rows, grad = tf.boolean_mask(rows, keep), tf.boolean_mask(grad, keep)
+        return tf.IndexedSlices(grad, rows, shape)
+    return ops.scatter_nd(tf.cast(indices, tf.int64), grad, shape, policy)
+
+
 @tf.RegisterGradient("TfScatter>GatherNd")
 def _gather_nd_grad(op, grad):
     params, indices = op.inputs
     shape = tf.shape(params, out_type=tf.int64)
-    return [ops.scatter_nd(tf.cast(indices, tf.int64), grad, shape, _policy(op)),
-            None]
+    return [_gather_nd_params_grad(grad, indices, shape, _policy(op)), None]
+
+
+@tf.RegisterGradient("TfScatter>ResourceGatherNd")
+def _resource_gather_nd_grad(op, grad):
+    handle, indices = op.inputs
+    shape = tf.raw_ops.VariableShape(input=handle, out_type=tf.int64)
+    return [_gather_nd_params_grad(grad, indices, shape, _policy(op)), None]
+
+
+# In-place variable updates have no gradient, as in TensorFlow.
+for _name in ("Update", "Add", "Sub", "Min", "Max"):
+    tf.no_gradient(f"TfScatter>ResourceScatterNd{_name}")
+    tf.no_gradient(f"TfScatter>ScatterNd{_name}")

@@ -271,11 +271,20 @@ def gather_nd(params, indices, batch_dims=0, name=None, bad_indices_policy=""):
     """Gathers slices of `params` at `indices` (the inverse of scatter_nd).
 
     Like `tf.gather_nd`, including `batch_dims`. With "IGNORE", rows with bad
-    indices give zeros; otherwise they raise InvalidArgumentError.
+    indices give zeros; otherwise they raise InvalidArgumentError. From a
+    variable, the rows are read straight from its buffer (no copy of the
+    variable). For rank-2 indices of depth 1 (row lookups) the gradient is a
+    `tf.IndexedSlices`, as in TensorFlow.
     """
+    from tf_scatter_ops import variables  # imports this module
+
     policy = check_policy(bad_indices_policy)
     with _scope(name or "gather_nd"):
-        params = _tensor(params, name="params")
+        variable = variables.local_variable(params)
+        if variables.is_resource_variable(variable):
+            params = variable  # rows read from its buffer, not a copy of it
+        else:
+            params = _tensor(params, name="params")
         _check_dtype("gather_nd", params.dtype)
         indices = _indices(indices)
         batch_dims = _static_int(batch_dims)
@@ -285,6 +294,8 @@ def gather_nd(params, indices, batch_dims=0, name=None, bad_indices_policy=""):
                 f"got {batch_dims!r}")
         if batch_dims:
             indices = _batch_indices(params, indices, batch_dims)
+        if params is variable:
+            return variables.gather_rows(variable, indices, policy)
         return _raw_gather_nd(params, indices, policy)
 
 

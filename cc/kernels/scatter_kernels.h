@@ -173,22 +173,27 @@ class ScatterNdOp : public PolicyKernel {
   }
 };
 
-// gather_nd: inputs params, indices; IGNORE gives zeros for bad rows.
+// Output 0 = the rows of `params` at `indices`; IGNORE gives zeros for bad
+// rows.
+template <typename Backend, typename T>
+Status GatherNd(OpKernelContext* c, const Tensor& params, const Tensor& indices,
+                bool ignore) {
+  Geometry g;
+  TensorShape shape;
+  TF_RETURN_IF_ERROR(GatherGeometry(params.shape(), indices.shape(), &g, &shape));
+  Tensor* out = nullptr;
+  TF_RETURN_IF_ERROR(c->allocate_output(0, shape, &out));
+  return Backend::template Gather<T>(c, indices, g, ignore, params, out);
+}
+
+// gather_nd: inputs params, indices.
 template <typename Backend, typename T>
 class GatherNdOp : public PolicyKernel {
  public:
   using PolicyKernel::PolicyKernel;
 
   void Compute(OpKernelContext* c) override {
-    const Tensor& params = c->input(0);
-    const Tensor& indices = c->input(1);
-    Geometry g;
-    TensorShape shape;
-    OP_REQUIRES_OK(c, GatherGeometry(params.shape(), indices.shape(), &g, &shape));
-    Tensor* out = nullptr;
-    OP_REQUIRES_OK(c, c->allocate_output(0, shape, &out));
-    OP_REQUIRES_OK(c, Backend::template Gather<T>(c, indices, g, ignore_,
-                                                  params, out));
+    OP_REQUIRES_OK(c, GatherNd<Backend, T>(c, c->input(0), c->input(1), ignore_));
   }
 };
 

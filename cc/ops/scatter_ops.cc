@@ -114,9 +114,9 @@ Status ScatterNdShape(InferenceContext* c) {
   return absl::OkStatus();
 }
 
-Status GatherNdShape(InferenceContext* c) {
-  ShapeHandle params = c->input(0);
-  ShapeHandle indices = c->input(1);
+// The output shape of a gather from `params` at `indices`.
+Status GatherNdOutput(InferenceContext* c, ShapeHandle params,
+                      ShapeHandle indices) {
   TF_RETURN_IF_ERROR(CheckIndices(c, params, indices, "params"));
   if (!c->RankKnown(indices) || !c->ValueKnown(c->Dim(indices, -1)) ||
       !c->RankKnown(params)) {
@@ -129,6 +129,54 @@ Status GatherNdShape(InferenceContext* c) {
   TF_RETURN_IF_ERROR(c->Concatenate(outer, inner, &output));
   c->set_output(0, output);
   return absl::OkStatus();
+}
+
+Status GatherNdShape(InferenceContext* c) {
+  return GatherNdOutput(c, c->input(0), c->input(1));
+}
+
+// The variable's shape and dtype, when the resource handle carries them.
+const ::tensorflow::shape_inference::ShapeAndType* HandleData(
+    InferenceContext* c, int input) {
+  const auto* data = c->input_handle_shapes_and_types(input);
+  return data == nullptr || data->empty() ? nullptr : &(*data)[0];
+}
+
+Status CheckVariableDtype(InferenceContext* c,
+                          const ::tensorflow::shape_inference::ShapeAndType& h,
+                          const char* attr) {
+  ::tensorflow::DataType dtype;
+  TF_RETURN_IF_ERROR(c->GetAttr(attr, &dtype));
+  if (h.dtype != ::tensorflow::DT_INVALID && h.dtype != dtype) {
+    return InvalidArgumentError(StrCat(
+        "the variable's dtype ", ::tensorflow::DataTypeString(h.dtype),
+        " does not match the op's ", attr, " = ",
+        ::tensorflow::DataTypeString(dtype)));
+  }
+  return absl::OkStatus();
+}
+
+// In-place scatter into a resource variable: no outputs; the checks of the
+// tensor ops against the variable's shape, when the handle carries it.
+Status ResourceScatterShape(InferenceContext* c) {
+  const auto* h = HandleData(c, 0);
+  if (h == nullptr) return absl::OkStatus();
+  TF_RETURN_IF_ERROR(CheckVariableDtype(c, *h, "T"));
+  return CheckScatter(c, h->shape, c->input(1), c->input(2));
+}
+
+// In-place scatter into a ref variable: forwards the ref.
+Status RefScatterShape(InferenceContext* c) {
+  TF_RETURN_IF_ERROR(CheckScatter(c, c->input(0), c->input(1), c->input(2)));
+  c->set_output(0, c->input(0));
+  return absl::OkStatus();
+}
+
+Status ResourceGatherNdShape(InferenceContext* c) {
+  const auto* h = HandleData(c, 0);
+  if (h != nullptr) TF_RETURN_IF_ERROR(CheckVariableDtype(c, *h, "dtype"));
+  return GatherNdOutput(c, h != nullptr ? h->shape : c->UnknownShape(),
+                        c->input(1));
 }
 
 }  // namespace
@@ -168,5 +216,43 @@ REGISTER_OP("TfScatter>GatherNd")
     .Attr("Tindices: " TFSO_INDEX_TYPES)
     .Attr("bad_indices_policy: string = ''")
     .SetShapeFn(GatherNdShape);
+
+// The stateful half: in-place updates of variables (resource handles, and
+// TensorFlow 1.x ref variables), and row reads straight from a variable.
+#define TFSO_VARIABLE_SCATTER_OPS(NAME, TYPES)                        \
+  REGISTER_OP("TfScatter>Resource" NAME)                              \
+      .Input("ref: resource")                                         \
+      .Input("indices: Tindices")                                     \
+      .Input("updates: T")                                            \
+      .Attr("T: " TYPES)                                              \
+      .Attr("Tindices: " TFSO_INDEX_TYPES)                            \
+      .Attr("use_locking: bool = true")                               \
+      .Attr("bad_indices_policy: string = ''")                        \
+      .SetShapeFn(ResourceScatterShape);                              \
+  REGISTER_OP("TfScatter>" NAME)                                      \
+      .Input("ref: Ref(T)")                                           \
+      .Input("indices: Tindices")                                     \
+      .Input("updates: T")                                            \
+      .Output("output_ref: Ref(T)")                                   \
+      .Attr("T: " TYPES)                                              \
+      .Attr("Tindices: " TFSO_INDEX_TYPES)                            \
+      .Attr("use_locking: bool = true")                               \
+      .Attr("bad_indices_policy: string = ''")                        \
+      .SetShapeFn(RefScatterShape)
+
+TFSO_VARIABLE_SCATTER_OPS("ScatterNdUpdate", TFSO_ALL_TYPES);
+TFSO_VARIABLE_SCATTER_OPS("ScatterNdAdd", TFSO_ADD_TYPES);
+TFSO_VARIABLE_SCATTER_OPS("ScatterNdSub", TFSO_ADD_TYPES);
+TFSO_VARIABLE_SCATTER_OPS("ScatterNdMin", TFSO_MINMAX_TYPES);
+TFSO_VARIABLE_SCATTER_OPS("ScatterNdMax", TFSO_MINMAX_TYPES);
+
+REGISTER_OP("TfScatter>ResourceGatherNd")
+    .Input("resource: resource")
+    .Input("indices: Tindices")
+    .Output("output: dtype")
+    .Attr("dtype: " TFSO_ALL_TYPES)
+    .Attr("Tindices: " TFSO_INDEX_TYPES)
+    .Attr("bad_indices_policy: string = ''")
+    .SetShapeFn(ResourceGatherNdShape);
 
 }  // namespace tf_scatter_ops

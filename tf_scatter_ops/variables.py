@@ -1,0 +1,181 @@
+"""The stateful half of the family: in-place scatters into `tf.Variable`s
+and row reads straight from a variable's buffer.
+
+    tso.scatter_nd_add(table, [[3], [7]], rows)      # in place, returns the new value
+    tso.gather_nd(table, ids[:, None])                # reads the rows, not the table
+
+`scatter_nd_update/add/sub/min/max(ref, indices, updates, use_locking=True,
+name=None, bad_indices_policy="")` take any variable: a resource variable
+(what `tf.Variable` makes in TensorFlow 2), a TensorFlow 1.x ref variable, a
+Keras variable, a `MirroredVariable` under `tf.distribute` (TensorFlow's
+replica / cross-replica rules for scatters), or a variable on a parameter
+server (the op runs on the variable's device). The semantics are those of the
+tensor ops (duplicates, policies, depth 0..rank), written into the variable's
+buffer: copy-on-write as TensorFlow's sparse variable ops do, so a tensor read
+before the update keeps its values. With the ERROR policy a call with a bad
+row writes nothing. `use_locking=True` takes the variable's lock exclusively;
+False shares it with other non-locking updates, whose rows may interleave.
+"""
+
+import tensorflow as tf
+from tensorflow.python.ops import resource_variable_ops  # variable_accessed
+
+from tf_scatter_ops import _loader
+from tf_scatter_ops import ops
+
+# Python name -> (the tensor op with the same semantics and dtypes, the
+# resource op (ours, or TensorFlow's of the same name under XLA), our ref op).
+_OPS = {
+    "scatter_nd_update": ("tensor_scatter_nd_update", "ResourceScatterNdUpdate", "ScatterNdUpdate"),
+    "scatter_nd_add": ("tensor_scatter_nd_add", "ResourceScatterNdAdd", "ScatterNdAdd"),
+    "scatter_nd_sub": ("tensor_scatter_nd_sub", "ResourceScatterNdSub", "ScatterNdSub"),
+    "scatter_nd_min": ("tensor_scatter_nd_min", "ResourceScatterNdMin", "ScatterNdMin"),
+    "scatter_nd_max": ("tensor_scatter_nd_max", "ResourceScatterNdMax", "ScatterNdMax"),
+}
+
+
+def _snake(op_type):
+    """The function tf.load_op_library makes for TfScatter>`op_type`."""
+    out = "tf_scatter_"
+    for i, ch in enumerate(op_type):
+        out += ("_" if i and ch.isupper() else "") + ch.lower()
+    return out
+
+
+def _library_op(op_type):
+    return getattr(_loader.load(), _snake(op_type))
+
+
+def unwrap(value):
+    """The tf.Variable behind a Keras 3 variable; anything else unchanged."""
+    inner = getattr(value, "_value", None)
+    if isinstance(inner, tf.Variable) and not isinstance(value, tf.Variable):
+        return inner
+    return value
+
+
+def _is_distributed(value):
+    return isinstance(value, tf.distribute.DistributedValues)
+
+
+def is_resource_variable(value):
+    """True for what our resource ops can take a handle of."""
+    value = unwrap(value)
+    return (isinstance(value, tf.Variable) and not _is_distributed(value)
+            and not value.dtype._is_ref_dtype
+            and getattr(getattr(value, "handle", None), "dtype", None) == tf.resource)
+
+
+def local_variable(value):
+    """The variable a read of `value` uses: the Keras variable's tf.Variable,
+    a distributed variable's copy on this device (as TensorFlow's
+    `variable.gather_nd` does), else `value`."""
+    value = unwrap(value)
+    if _is_distributed(value):
+        value = value._get_on_device_or_primary()  # private: TF's own delegation
+    return value
+
+
+def _not_a_variable(op, ref):
+    tensor_op = _OPS[op][0]
+    return ValueError(
+        f"{op} updates a tf.Variable in place, but got {type(ref).__name__}. "
+        f"For a tensor use tso.{tensor_op}(tensor, indices, updates), which "
+        "returns a new tensor.")
+
+
+def _scatter_variable(op, ref, indices, updates, use_locking, name, policy):
+    """One resource or ref variable (not distributed)."""
+    tensor_op, resource_op, ref_op = _OPS[op]
+    ref = unwrap(ref)
+    if not isinstance(ref, tf.Variable):
+        raise _not_a_variable(op, ref)
+    is_ref = ref.dtype._is_ref_dtype
+    dtype = ref.dtype.base_dtype
+    ops._check_dtype(tensor_op, dtype)
+    with ops._scope(name or op):
+        indices = ops._indices(indices)
+        updates = ops._tensor(updates, dtype=dtype, name="updates")
+        if is_ref:
+            return _library_op(ref_op)(ref, indices, updates, use_locking=bool(use_locking),
+                                       bad_indices_policy=policy)
+        parent = getattr(ref, "_parent_op", None)  # an unread value of an earlier update
+        with tf.control_dependencies([parent] if parent is not None and not tf.executing_eagerly() else []):
+            if ops.in_xla_context():
+                update = _xla_scatter(op, ref, indices, updates, use_locking)
+            else:
+                update = _library_op(resource_op)(ref.handle, indices, updates,
+                                                  use_locking=bool(use_locking),
+                                                  bad_indices_policy=policy)
+        return ref._lazy_read(update)  # TensorFlow's return: the value after the update
+
+
+def _xla_scatter(op, ref, indices, updates, use_locking):
+    """Under XLA: TensorFlow's resource op where XLA compiles it (update, add,
+    sub), else an assign of the tensor op's result (min, max), which XLA
+    does in place. XLA drops out-of-bound rows whatever the policy."""
+    tensor_op, resource_op, _ = _OPS[op]
+    if op in ("scatter_nd_min", "scatter_nd_max"):
+        raw = getattr(tf.raw_ops, ops._RAW_OPS[tensor_op][0])
+        return ref.assign(raw(tensor=ref.read_value(), indices=indices, updates=updates),
+                          use_locking=bool(use_locking), read_value=False)
+    return getattr(tf.raw_ops, resource_op)(
+        ref=ref.handle, indices=indices, updates=updates, use_locking=bool(use_locking))
+
+
+def _scatter_distributed(op, var, indices, updates, use_locking, name, policy):
+    """TensorFlow's rules for scatters into distributed variables: mirrored
+    variables with NONE or ONLY_FIRST_REPLICA aggregation only; in
+    cross-replica context every copy gets the update, in replica context as
+    TensorFlow's own scatter methods do (the variable's _update)."""
+    from tensorflow.python.distribute import values as dist_values  # private
+    from tensorflow.python.distribute import values_util  # private
+    if isinstance(var, dist_values.SyncOnReadVariable):
+        raise NotImplementedError(f"{op} is not supported for SyncOnRead variables")
+    aggregation = var.aggregation
+    if aggregation not in (tf.VariableAggregation.NONE, tf.VariableAggregation.ONLY_FIRST_REPLICA):
+        raise NotImplementedError(values_util.scatter_error_msg.format(op_name=op, aggregation=aggregation))
+
+    def update_fn(component, value, **unused):
+        return _scatter_variable(op, component, value[0], value[1], use_locking, name, policy)
+
+    return var._update(update_fn=update_fn, value=(indices, updates))  # private
+
+
+def _variable_scatter_function(op, doc):
+    def f(ref, indices, updates, use_locking=True, name=None, bad_indices_policy=""):
+        policy = ops.check_policy(bad_indices_policy)
+        ref = unwrap(ref)
+        if _is_distributed(ref):
+            return _scatter_distributed(op, ref, indices, updates, use_locking, name, policy)
+        return _scatter_variable(op, ref, indices, updates, use_locking, name, policy)
+    f.__name__ = f.__qualname__ = op
+    f.__doc__ = doc
+    return f
+
+
+scatter_nd_update = _variable_scatter_function(
+    "scatter_nd_update",
+    """Writes `updates` into the variable `ref` at `indices`, in place; the last
+    duplicate in index order wins. Returns the variable's new value.""")
+scatter_nd_add = _variable_scatter_function(
+    "scatter_nd_add", "Adds `updates` into the variable `ref` at `indices`, in place, in index order.")
+scatter_nd_sub = _variable_scatter_function(
+    "scatter_nd_sub", "Subtracts `updates` from the variable `ref` at `indices`, in place, in index order.")
+scatter_nd_min = _variable_scatter_function(
+    "scatter_nd_min", "The variable `ref` becomes its elementwise minimum with the updates at `indices`.")
+scatter_nd_max = _variable_scatter_function(
+    "scatter_nd_max", "The variable `ref` becomes its elementwise maximum with the updates at `indices`.")
+
+
+def gather_rows(var, indices, policy):
+    """TfScatter>ResourceGatherNd: rows read straight from the variable's
+    buffer (under XLA, TensorFlow's GatherNd of the variable's value).
+    The read is recorded on the gradient tape, as TensorFlow's gather_nd
+    method does."""
+    if var.trainable:
+        resource_variable_ops.variable_accessed(var)
+    if ops.in_xla_context():  # XLA compiles no ResourceGatherNd; it reads variables in place
+        return tf.raw_ops.GatherNd(params=var.value(), indices=indices)
+    return _library_op("ResourceGatherNd")(var.handle, indices, dtype=var.dtype,
+                                           bad_indices_policy=policy)
