@@ -7,8 +7,10 @@
         model(x)
 
 Patched names: `tf.scatter_nd`, `tf.tensor_scatter_nd_{update,add,sub,min,max}`,
-`tf.gather_nd`, the same names under `tf.compat.v2` and `tf.compat.v1`, and
-v1's `tensor_scatter_{update,add,sub}`. Each replacement keeps the positional
+`tf.gather_nd`, the same names under `tf.compat.v2` and `tf.compat.v1`,
+v1's `tensor_scatter_{update,add,sub}` and `scatter_nd_{update,add,sub}`
+(in-place variable updates), and the variables' `scatter_nd_{update,add,sub,
+min,max}` methods (resource variables, and v1 ref variables). Each replacement keeps the positional
 order of the TensorFlow function it replaces (v1's `gather_nd` has `name`
 before `batch_dims`). Code that looks the name up at call time (`tf.gather_nd(...)`,
 as Keras' TensorFlow backend does) is routed; references taken before
@@ -22,7 +24,9 @@ import threading
 
 import tensorflow as tf
 
-from tf_scatter_ops import ops
+from tensorflow.python.ops import ref_variable, resource_variable_ops  # the variable classes
+
+from tf_scatter_ops import ops, variables
 
 
 def _v1_gather_nd(params, indices, name=None, batch_dims=0, bad_indices_policy=""):
@@ -39,28 +43,61 @@ _V2 = {
     "tensor_scatter_nd_max": ops.tensor_scatter_nd_max,
     "gather_nd": ops.gather_nd,
 }
+
+def _v1_variable_scatter(op, use_locking):
+    """tf.compat.v1.scatter_nd_*(ref, indices, updates, use_locking, name),
+    with TensorFlow's use_locking default; ours honours it where TensorFlow
+    ignores it for resource variables (always locked)."""
+    ours = getattr(variables, op)
+
+    def f(ref, indices, updates, use_locking=use_locking, name=None, bad_indices_policy=""):
+        return ours(ref, indices, updates, use_locking, name, bad_indices_policy)
+    f.__name__ = f.__qualname__ = op
+    f.__doc__ = ours.__doc__
+    return f
+
+
+def _variable_method(op):
+    """variable.scatter_nd_*(indices, updates, name=None): TensorFlow's
+    methods take the variable's lock."""
+    ours = getattr(variables, op)
+
+    def method(self, indices, updates, name=None):
+        return ours(self, indices, updates, True, name)
+    method.__name__ = method.__qualname__ = op
+    method.__doc__ = ours.__doc__
+    return method
+
+
 _V1 = dict(
     _V2,
     gather_nd=_v1_gather_nd,
     tensor_scatter_update=ops.tensor_scatter_nd_update,
     tensor_scatter_add=ops.tensor_scatter_nd_add,
     tensor_scatter_sub=ops.tensor_scatter_nd_sub,
+    scatter_nd_update=_v1_variable_scatter("scatter_nd_update", True),
+    scatter_nd_add=_v1_variable_scatter("scatter_nd_add", False),
+    scatter_nd_sub=_v1_variable_scatter("scatter_nd_sub", False),
 )
+_METHODS = {op: _variable_method(op) for op in variables._OPS}
 
 
 def _modules():
-    """(module, replacements) for every namespace we patch."""
-    return ((tf, _V2), (tf.compat.v2, _V2), (tf.compat.v1, _V1))
+    """(module or class, replacements, display prefix) for every namespace
+    we patch."""
+    return ((tf, _V2, "tf."), (tf.compat.v2, _V2, "tf.compat.v2."), (tf.compat.v1, _V1, "tf.compat.v1."),
+            (resource_variable_ops.BaseResourceVariable, _METHODS, "tf.Variable."),
+            (ref_variable.RefVariable, _METHODS, "tf.compat.v1.RefVariable."))
 
 
 _lock = threading.Lock()
+_MISSING = object()
 _saved = None  # [(module, name, TensorFlow's function)] while patched
 
 
 def patched_names():
     """The names patch_tensorflow() replaces, e.g. 'tf.compat.v1.gather_nd'."""
-    prefixes = ("tf.", "tf.compat.v2.", "tf.compat.v1.")
-    return [p + n for p, (_, table) in zip(prefixes, _modules()) for n in table]
+    return [prefix + n for _, table, prefix in _modules() for n in table]
 
 
 def is_patched():
@@ -75,9 +112,12 @@ def patch_tensorflow():
         if _saved is not None:
             return
         saved = []
-        for module, table in _modules():
+        for module, table, _ in _modules():
             for name, ours in table.items():
-                saved.append((module, name, getattr(module, name)))
+                # a class may inherit the method: remember that, to delete ours
+                original = (module.__dict__.get(name, _MISSING) if isinstance(module, type)
+                            else getattr(module, name))
+                saved.append((module, name, original))
                 setattr(module, name, ours)
         _saved = saved
 
@@ -89,7 +129,10 @@ def unpatch():
         if _saved is None:
             return
         for module, name, original in reversed(_saved):
-            setattr(module, name, original)
+            if original is _MISSING:  # was inherited
+                delattr(module, name)
+            else:
+                setattr(module, name, original)
         _saved = None
 
 
