@@ -281,7 +281,8 @@ def gather_nd(params, indices, batch_dims=0, name=None, bad_indices_policy=""):
     policy = check_policy(bad_indices_policy)
     with _scope(name or "gather_nd"):
         variable = variables.local_variable(params)
-        if variables.is_resource_variable(variable):
+        from_variable = variables.is_resource_variable(variable)
+        if from_variable:
             params = variable  # rows read from its buffer, not a copy of it
         else:
             params = _tensor(params, name="params")
@@ -294,7 +295,7 @@ def gather_nd(params, indices, batch_dims=0, name=None, bad_indices_policy=""):
                 f"got {batch_dims!r}")
         if batch_dims:
             indices = _batch_indices(params, indices, batch_dims)
-        if params is variable:
+        if from_variable:
             return variables.gather_rows(variable, indices, policy)
         return _raw_gather_nd(params, indices, policy)
 
