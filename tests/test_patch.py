@@ -6,6 +6,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from tensorflow.python.ops import ref_variable, resource_variable_ops
+
 import tf_scatter_ops as tso
 from tf_scatter_ops import patch
 import reference as ref
@@ -13,6 +15,10 @@ import reference as ref
 NAMES = ["scatter_nd", "tensor_scatter_nd_update", "tensor_scatter_nd_add",
          "tensor_scatter_nd_sub", "tensor_scatter_nd_min", "tensor_scatter_nd_max", "gather_nd"]
 V1_ONLY = ["tensor_scatter_update", "tensor_scatter_add", "tensor_scatter_sub"]
+V1_VARIABLE = ["scatter_nd_update", "scatter_nd_add", "scatter_nd_sub"]
+METHODS = ["scatter_nd_update", "scatter_nd_add", "scatter_nd_sub", "scatter_nd_min", "scatter_nd_max"]
+CLASSES = {"tf.Variable": resource_variable_ops.BaseResourceVariable,
+           "tf.compat.v1.RefVariable": ref_variable.RefVariable}
 
 
 @pytest.fixture(autouse=True)
@@ -34,18 +40,56 @@ def _op_types(fn, *args):
     return {op.type for op in tf.function(fn).get_concrete_function(*args).graph.get_operations()}
 
 
+def _every_patched_name():
+    """(namespace or class, name) of everything patch_tensorflow() replaces."""
+    spaces = dict(_namespaces(), **CLASSES)
+    names = _all_names() + [("tf.compat.v1", n) for n in V1_VARIABLE]
+    names += [(c, m) for c in CLASSES for m in METHODS]
+    return spaces, names
+
+
 def test_patch_replaces_every_name_and_unpatch_restores_the_originals():
-    originals = {(ns, n): getattr(_namespaces()[ns], n) for ns, n in _all_names()}
-    assert len(patch.patched_names()) == len(originals)
+    spaces, names = _every_patched_name()
+    originals = {(ns, n): getattr(spaces[ns], n) for ns, n in names}
+    assert sorted(patch.patched_names()) == sorted(f"{ns}.{n}" for ns, n in names)
     tso.patch_tensorflow()
     assert tso.is_patched()
     for (ns, n), original in originals.items():
-        assert getattr(_namespaces()[ns], n) is not original, f"{ns}.{n} not patched"
+        assert getattr(spaces[ns], n) is not original, f"{ns}.{n} not patched"
     tso.patch_tensorflow()  # idempotent: unpatch still restores TensorFlow's
     tso.unpatch()
     assert not tso.is_patched()
     for (ns, n), original in originals.items():
-        assert getattr(_namespaces()[ns], n) is original, f"{ns}.{n} not restored"
+        assert getattr(spaces[ns], n) is original, f"{ns}.{n} not restored"
+    # an inherited method is inherited again, not copied onto the class
+    assert "scatter_nd_min" not in resource_variable_ops.ResourceVariable.__dict__
+
+
+@pytest.mark.parametrize("call", ["tf.compat.v1", "method"])
+@pytest.mark.parametrize("name", METHODS)
+def test_variable_updates_build_our_op_while_patched(call, name):
+    if call == "tf.compat.v1" and name not in V1_VARIABLE:
+        pytest.skip("TensorFlow has no tf.compat.v1 function for it")
+    start = np.array([1., 2., 3., 4.], np.float32)
+
+    def run():
+        v = tf.Variable(start)
+        f = (lambda: getattr(tf.compat.v1, name)(v, [[3], [1], [3]], [10., 20., 30.])) \
+            if call == "tf.compat.v1" else (lambda: getattr(v, name)([[3], [1], [3]], [10., 20., 30.]))
+        types = _op_types(f)
+        v.assign(start)
+        value = tf.function(f)()
+        return types, v.numpy(), tf.convert_to_tensor(value).numpy()
+
+    tf_types, tf_var, tf_value = run()
+    with tso.patched():
+        types, var, value = run()
+    ours = "TfScatter>ResourceScatterNd" + name.split("_")[-1].capitalize()
+    assert ours in types and ours not in tf_types, types
+    assert not any(t.startswith("ResourceScatterNd") for t in types)
+    np.testing.assert_array_equal(var, tf_var)
+    np.testing.assert_array_equal(value, tf_value)
+    np.testing.assert_array_equal(value, var)  # the returned value is the new value
 
 
 @pytest.mark.parametrize("ns,name", _all_names())
@@ -148,7 +192,9 @@ def test_existing_keras_layer_runs_through_the_plugin():
                                 tf.TensorSpec([2, 3]))
     assert {"TfScatter>TensorScatterUpdate", "TfScatter>GatherNd"} <= types, types
     assert "TensorScatterUpdate" not in types and "GatherNd" not in types
-    assert "TfScatter>ScatterNd" in grad_types  # gather_nd's gradient is ours too
+    assert "TfScatter>TensorScatterUpdate" in grad_types  # update's gradient is ours too
+    # gather_nd's row lookups have an IndexedSlices gradient, as in TensorFlow
+    assert "TfScatter>ScatterNd" not in grad_types
     assert "TfScatter>ScatterNd" in keras_types  # keras.ops.scatter calls tf.scatter_nd
     np.testing.assert_array_equal(got, expected)
     np.testing.assert_allclose(got_grad[0], expected_grad[0], rtol=1e-6)

@@ -1,0 +1,238 @@
+"""Embedding training whose table lives on a parameter server, updated in
+place by the plugin's ops; used by tests/test_parameter_server.py:
+
+    python tests/ps_worker.py single OUT.json
+    python tests/ps_worker.py ps OUT.json CHIEF_PORT WORKER0_PORT WORKER1_PORT PS_PORT
+
+`ps` starts an in-process cluster on 127.0.0.1 (2 workers and 1 PS as
+tf.distribute.Server objects in this process, the chief being this process's
+coordinator), builds tf.distribute.experimental.ParameterServerStrategy and a
+ClusterCoordinator, and schedules the steps on the workers. `single` runs the
+same steps in one process without a strategy. Both write the tables (and, for
+`ps`, where the variables live and which ops the traced steps hold) to OUT.
+
+Variants, each on its own table:
+  scatter    tso.gather_nd forward, tape.gradient (an IndexedSlices), and
+             tso.scatter_nd_sub(table, grad.indices[:, None], LR * grad.values);
+             join() after every schedule, so the order is fixed: exact result.
+  commuting  a linear loss (its gradient does not depend on the table) with
+             tso.scatter_nd_add; all steps scheduled at once and run by both
+             workers in any order. Every value is a multiple of 1/16 below
+             2^10, so every float32 sum is exact and the order cannot matter.
+  optimizer  tso.gather_nd forward and an optimizer's apply_gradients
+             (keras.optimizers.SGD) on the IndexedSlices; join() per step.
+
+The servers of an in-process cluster cannot be stopped, so the process ends
+with os._exit after writing OUT; the test kills its process group anyway.
+Exit code 75 means a server could not bind its port (the test retries once
+with fresh ports).
+"""
+
+import ctypes
+import json
+import os
+import sys
+
+import numpy as np
+
+ROWS, DIM, BATCH, STEPS, LR = 1000, 8, 16, 6, 0.25
+PORT_IN_USE = 75
+VARIANTS = ("scatter", "commuting", "optimizer")
+
+
+def initial():
+    """[ROWS, DIM] float32, multiples of 1/16 in [-0.5, 0.5]."""
+    return ((np.arange(ROWS * DIM, dtype=np.int64).reshape(ROWS, DIM) * 7 % 17) - 8).astype(
+        np.float32) / 16
+
+
+def batches():
+    """STEPS fixed batches (ids, w, y): ids with duplicates within a batch and
+    across batches (half from rows 0..19, half from anywhere), w a per-column
+    weight, y targets; all small multiples of 1/4."""
+    rng = np.random.default_rng(20240611)
+    out = []
+    for _ in range(STEPS):
+        ids = np.concatenate([rng.integers(0, 20, BATCH // 2),
+                              rng.integers(0, ROWS, BATCH - BATCH // 2)]).astype(np.int32)
+        rng.shuffle(ids)
+        w = (rng.integers(-4, 5, (BATCH, DIM)) / 4).astype(np.float32)
+        y = (rng.integers(-4, 5, BATCH) / 4).astype(np.float32)
+        out.append((ids, w, y))
+    return out
+
+
+def make_steps(tf, tso, tables, optimizer, strategy=None):
+    """One tf.function per variant; each runs one training step on its table
+    (under a strategy: in strategy.run, as ParameterServerStrategy's scheduled
+    functions do) and returns the loss."""
+
+    def replicated(body):
+        @tf.function
+        def step(ids, w, y):
+            if strategy is None:
+                return body(ids, w, y)
+            return strategy.run(body, args=(ids, w, y))
+        step.__name__ = body.__name__
+        return step
+
+    def predict(table, ids, w):
+        rows = tso.gather_nd(table, ids[:, None])          # [BATCH, DIM], from the variable
+        return tf.reduce_sum(rows * w, axis=1)
+
+    @replicated
+    def scatter_step(ids, w, y):
+        table = tables["scatter"]
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_sum((predict(table, ids, w) - y) ** 2) / BATCH
+        grad = tape.gradient(loss, table)
+        assert isinstance(grad, tf.IndexedSlices), type(grad)
+        tso.scatter_nd_sub(table, grad.indices[:, None], LR * grad.values)
+        return loss
+
+    @replicated
+    def commuting_step(ids, w, y):
+        table = tables["commuting"]
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_sum(predict(table, ids, w) * y)   # linear in the table
+        grad = tape.gradient(loss, table)                      # rows w * y: multiples of 1/16
+        assert isinstance(grad, tf.IndexedSlices), type(grad)
+        tso.scatter_nd_add(table, grad.indices[:, None], -grad.values)
+        return loss
+
+    @replicated
+    def optimizer_step(ids, w, y):
+        table = tables["optimizer"]
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_sum((predict(table, ids, w) - y) ** 2) / BATCH
+        grad = tape.gradient(loss, table)
+        assert isinstance(grad, tf.IndexedSlices), type(grad)
+        optimizer.apply_gradients([(grad, table)])
+        return loss
+
+    return {"scatter": scatter_step, "commuting": commuting_step, "optimizer": optimizer_step}
+
+
+def make_optimizer():
+    import keras
+    return keras.optimizers.SGD(learning_rate=LR)
+
+
+def op_types(graph):
+    """The op types in a FuncGraph and the function bodies it calls."""
+    types = set()
+    for op in graph.get_operations():
+        types.add(op.type)
+    for fdef in graph.as_graph_def().library.function:
+        types.update(node.op for node in fdef.node_def)
+    return types
+
+
+def train_single():
+    import tensorflow as tf
+    import tf_scatter_ops as tso
+
+    tables = {v: tf.Variable(initial(), name=v) for v in VARIANTS}
+    optimizer = make_optimizer()
+    optimizer.build([tables["optimizer"]])
+    steps = make_steps(tf, tso, tables, optimizer)
+    data = batches()
+    losses = {v: [float(steps[v](*(tf.constant(a) for a in b))) for b in data]
+              for v in VARIANTS}
+    return {"tables": {v: tables[v].numpy().tolist() for v in VARIANTS}, "losses": losses}
+
+
+def start_cluster(tf, ports):
+    """The servers of 2 workers and 1 PS, in this process; a resolver whose
+    cluster also names the chief (this process, the coordinator)."""
+    chief, worker0, worker1, ps = ports
+    cluster = {"worker": [f"127.0.0.1:{worker0}", f"127.0.0.1:{worker1}"],
+               "ps": [f"127.0.0.1:{ps}"]}
+    worker_config = tf.compat.v1.ConfigProto()
+    worker_config.inter_op_parallelism_threads = 3  # >= workers + 1, or it may hang
+    ps_config = tf.compat.v1.ConfigProto()
+    ps_config.device_count["GPU"] = 0
+    servers = []
+    try:
+        for i in range(2):
+            servers.append(tf.distribute.Server(tf.train.ClusterSpec(cluster), job_name="worker",
+                                                task_index=i, protocol="grpc",
+                                                config=worker_config, start=True))
+        servers.append(tf.distribute.Server(tf.train.ClusterSpec(cluster), job_name="ps",
+                                            task_index=0, protocol="grpc",
+                                            config=ps_config, start=True))
+    except tf.errors.UnknownError as e:
+        if "Could not start gRPC server" in str(e) or "address" in str(e).lower():
+            print(f"PORT IN USE: {e}", flush=True)
+            os._exit(PORT_IN_USE)
+        raise
+    full = dict(cluster, chief=[f"127.0.0.1:{chief}"])
+    resolver = tf.distribute.cluster_resolver.SimpleClusterResolver(
+        tf.train.ClusterSpec(full), rpc_layer="grpc")
+    return servers, resolver
+
+
+def train_ps(ports):
+    import tensorflow as tf
+    import tf_scatter_ops as tso  # before the servers: they run our kernels in this process
+
+    tf.debugging.set_log_device_placement(True)  # the workers get this config: placer printf
+    servers, resolver = start_cluster(tf, ports)
+    strategy = tf.distribute.experimental.ParameterServerStrategy(resolver)
+    coordinator = tf.distribute.experimental.coordinator.ClusterCoordinator(strategy)
+    with strategy.scope():
+        tables = {v: tf.Variable(initial(), name=v) for v in VARIANTS}
+        optimizer = make_optimizer()
+        optimizer.build([tables["optimizer"]])
+    steps = make_steps(tf, tso, tables, optimizer, strategy)
+    data = [tuple(tf.constant(a) for a in b) for b in batches()]
+
+    losses = {}
+    for v in ("scatter", "optimizer"):  # one step at a time: a fixed order
+        losses[v] = []
+        for b in data:
+            remote = coordinator.schedule(steps[v], args=b)
+            coordinator.join()
+            losses[v].append(float(remote.fetch()))
+    remotes = [coordinator.schedule(steps["commuting"], args=b) for b in data]
+    coordinator.join()
+    losses["commuting"] = [float(r.fetch()) for r in remotes]
+
+    specs = [tf.TensorSpec.from_tensor(t) for t in data[0]]
+    graphs = {}
+    for v in VARIANTS:
+        concrete = steps[v].get_concrete_function(*specs)
+        captured = [ext.device for ext, _ in concrete.graph.captures
+                    if ext.dtype == tf.resource]
+        graphs[v] = {"op_types": sorted(op_types(concrete.graph)),
+                     "captured_resource_devices": sorted(set(captured))}
+    return {
+        "tables": {v: tables[v].numpy().tolist() for v in VARIANTS},
+        "losses": losses,
+        "variable_types": {v: type(tables[v]).__name__ for v in VARIANTS},
+        "variable_devices": {v: tables[v].device for v in VARIANTS},
+        "graphs": graphs,
+        "workers": len(resolver.cluster_spec().as_dict()["worker"]),
+    }
+
+
+def main(argv):
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    mode, out = argv[0], argv[1]
+    if mode == "single":
+        result = train_single()
+    elif mode == "ps":
+        result = train_ps([int(p) for p in argv[2:6]])
+    else:
+        raise SystemExit(f"unknown mode {mode}")
+    with open(out + ".tmp", "w") as f:
+        json.dump(result, f)
+    os.replace(out + ".tmp", out)
+    print("WROTE", out, flush=True)
+    sys.stderr.flush()
+    ctypes.CDLL(None).fflush(None)  # the placer's printf lines, before _exit drops them
+    os._exit(0)  # in-process servers cannot be shut down; do not wait for them
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
