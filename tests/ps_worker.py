@@ -142,6 +142,12 @@ def train_single():
     return {"tables": {v: tables[v].numpy().tolist() for v in VARIANTS}, "losses": losses}
 
 
+def exit_if_port_in_use(error):
+    if "Could not start gRPC server" in str(error):
+        print(f"PORT IN USE: {error}", flush=True)
+        os._exit(PORT_IN_USE)
+
+
 def start_cluster(tf, ports):
     """The servers of 2 workers and 1 PS, in this process; a resolver whose
     cluster also names the chief (this process, the coordinator)."""
@@ -162,9 +168,7 @@ def start_cluster(tf, ports):
                                             task_index=0, protocol="grpc",
                                             config=ps_config, start=True))
     except tf.errors.UnknownError as e:
-        if "Could not start gRPC server" in str(e) or "address" in str(e).lower():
-            print(f"PORT IN USE: {e}", flush=True)
-            os._exit(PORT_IN_USE)
+        exit_if_port_in_use(e)
         raise
     full = dict(cluster, chief=[f"127.0.0.1:{chief}"])
     resolver = tf.distribute.cluster_resolver.SimpleClusterResolver(
@@ -178,7 +182,11 @@ def train_ps(ports):
 
     tf.debugging.set_log_device_placement(True)  # the workers get this config: placer printf
     servers, resolver = start_cluster(tf, ports)
-    strategy = tf.distribute.experimental.ParameterServerStrategy(resolver)
+    try:  # connects this process to the cluster as the chief: a server on its port
+        strategy = tf.distribute.experimental.ParameterServerStrategy(resolver)
+    except tf.errors.UnknownError as e:
+        exit_if_port_in_use(e)
+        raise
     coordinator = tf.distribute.experimental.coordinator.ClusterCoordinator(strategy)
     with strategy.scope():
         tables = {v: tf.Variable(initial(), name=v) for v in VARIANTS}

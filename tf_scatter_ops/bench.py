@@ -1,6 +1,6 @@
 """Benchmark: ours vs TensorFlow's kernel vs TensorFlow under XLA, in one run.
 
-    python -m tf_scatter_ops.bench [--quick] [--out DIR] [--only W1,W3]
+    python -m tf_scatter_ops.bench [--quick] [--out DIR] [--only W1,W3,T2]
 
 Every workload is first checked: our result must equal TensorFlow's kernel
 (bitwise) before anything is timed. The three are then timed interleaved,
@@ -11,6 +11,11 @@ workload's bytes at the copy bandwidth measured just before that workload
 (this VM's bandwidth drifts, and one lucky copy should not set every
 workload's floor). It also has the median of our first call in each burst,
 which pays for waking a thread pool that went idle.
+The T workloads are the training loop: tables in variables touched a few
+rows per step (an SGD step on an embedding lookup, in-place adds into a
+variable) and a tf.while_loop updating a loop variable row by row. They are
+checked by running each implementation once on its own copy of the variable
+and comparing the variables.
 Writes bench.json and bench.png to --out.
 """
 
@@ -46,6 +51,8 @@ class Workload:
     index_dtype: object = tf.int32
     hot: bool = False        # 90% of rows go to 1% of the destinations
     eager_tiny: bool = False  # time per eager call instead
+    kind: str = "tensor"     # or a training-loop kind: "sgd", "variable", "loop"
+    rounds: int = 0          # fewer rounds than the default, for slow baselines
 
 
 WORKLOADS = [
@@ -61,11 +68,26 @@ WORKLOADS = [
     Workload("W1-i64", "W1 with int64 indices", "tensor_scatter_nd_add", (16 * M,), M, index_dtype=tf.int64),
     Workload("W1-bf16", "W1 with bfloat16 values", "tensor_scatter_nd_add", (16 * M,), M, dtype=tf.bfloat16),
     Workload("W1-hot", "W1 with hot destinations (90% -> 1%)", "tensor_scatter_nd_add", (16 * M,), M, hot=True),
+    # The training loop: tables in variables, touched a few rows per step.
+    Workload("T1", "SGD step, gather_nd lookup of 4096 ids, table [256k,64]", "sgd", (M // 4, 64), 4096,
+             kind="sgd"),
+    Workload("T2", "SGD step, gather_nd lookup of 4096 ids, table [1M,64]", "sgd", (M, 64), 4096, kind="sgd"),
+    Workload("T3", "SGD step, gather_nd lookup of 4096 ids, table [4M,64]", "sgd", (4 * M, 64), 4096,
+             kind="sgd"),
+    Workload("T4", "scatter_nd_add 4096 rows into a [1M,64] variable", "scatter_nd_add", (M, 64), 4096,
+             kind="variable"),
+    Workload("T5", "scatter_nd_add 1M elements into a 16M variable", "scatter_nd_add", (16 * M,), M,
+             kind="variable"),
+    Workload("T6", "while_loop: 500 one-row updates of a [4096,1024] loop variable", "tensor_scatter_nd_update",
+             (4096, 1024), 500, unique=True, kind="loop", rounds=3),
 ]
 
 
 def quick(w):
     """A 16x smaller version for `make demo`."""
+    if w.kind == "loop":
+        return dataclasses.replace(w, shape=(1024, 1024), n=max(w.n // 16, 10),
+                                   title=f"{w.title} at 1/16 size")
     shape = (max(w.shape[0] // 16, 64),) + w.shape[1:] if not w.eager_tiny else w.shape
     if w.op == "scatter_nd" and w.depth == 2:
         shape = (1024, 1024)
@@ -96,12 +118,86 @@ def make_inputs(w, rng):
     return (tensor, indices, updates)
 
 
+LEARNING_RATE = 0.125
+
+
+def _sgd_step(gather, scatter_sub, table):
+    """One SGD step on an embedding table: a gather_nd row lookup, the loss's
+    gradient (IndexedSlices: the looked-up rows only) applied in place."""
+    def step(ids, target):
+        with tf.GradientTape() as tape:
+            rows = gather(table, ids[:, None])
+            loss = tf.reduce_sum(tf.square(rows - target))
+        grad = tape.gradient(loss, table)
+        scatter_sub(table, grad.indices[:, None], LEARNING_RATE * grad.values)
+    return step
+
+
+def _variable_add(scatter_add, var):
+    def add(indices, updates):
+        scatter_add(var, indices, updates)  # returns nothing: no read of the variable
+    return add
+
+
+def _update_loop(scatter, n):
+    """A tf.while_loop writing row i of `rows` at `indices[i]`, one per iteration."""
+    def loop(tensor, indices, rows):
+        def body(i, t):
+            return i + 1, scatter(t, indices[i:i + 1], rows[i:i + 1])
+        return tf.while_loop(lambda i, t: i < n, body, (tf.constant(0), tensor))[1]
+    return loop
+
+
+def training_setup(w, rng):
+    """(implementations, args, check) of a training-loop workload. Each
+    implementation that updates a variable gets its own, from the same start;
+    the check runs each once and compares the variables (ours and
+    TensorFlow's kernel bitwise, XLA within rounding)."""
+    inputs = make_inputs(w, rng)
+    if w.kind == "loop":
+        impls = {"ours": tf.function(_update_loop(tso.tensor_scatter_nd_update, w.n)),
+                 "tf": tf.function(_update_loop(tf.tensor_scatter_nd_update, w.n)),
+                 "xla": tf.function(_update_loop(tf.tensor_scatter_nd_update, w.n), jit_compile=True)}
+        return impls, inputs, lambda: check(w, impls, inputs)
+    start, indices, updates = inputs
+    if w.kind == "sgd":
+        args = (indices[:, 0], updates)
+        make = {"ours": lambda v: tf.function(_sgd_step(tso.gather_nd, tso.scatter_nd_sub, v)),
+                "tf": lambda v: tf.function(_sgd_step(tf.gather_nd, tf.compat.v1.scatter_nd_sub, v)),
+                "xla": lambda v: tf.function(_sgd_step(tso.gather_nd, tso.scatter_nd_sub, v), jit_compile=True)}
+    else:
+        args = (indices, updates)
+        make = {"ours": lambda v: tf.function(_variable_add(tso.scatter_nd_add, v)),
+                "tf": lambda v: tf.function(_variable_add(tf.compat.v1.scatter_nd_add, v)),
+                "xla": lambda v: tf.function(_variable_add(tso.scatter_nd_add, v), jit_compile=True)}
+    variables = {k: tf.Variable(start) for k in make}
+    impls = {k: f(variables[k]) for k, f in make.items()}
+
+    def check_variables():
+        for f in impls.values():
+            f(*args)
+        ours, theirs = variables["ours"].numpy(), variables["tf"].numpy()
+        if not np.array_equal(ours.view(np.uint8), theirs.view(np.uint8)):
+            raise AssertionError(f"{w.name}: our variable differs from TensorFlow's kernel's")
+        if not np.allclose(ours, variables["xla"].numpy(), rtol=1e-2, atol=1e-2):
+            raise AssertionError(f"{w.name}: XLA's variable differs from ours beyond rounding")
+    return impls, args, check_variables
+
+
 def bytes_moved(w, args):
     """Out of place: read the inputs once, write the output once."""
     size = lambda t: t.shape.num_elements() * t.dtype.size  # noqa: E731
+    row = tf.as_dtype(w.dtype).size * int(np.prod(w.shape[w.depth:]))
+    if w.kind == "loop":
+        return None  # a handful of rows: the loop's own overhead is the cost
+    if w.kind == "variable":  # in place: read the updates, read and write their rows
+        indices, updates = args
+        return size(indices) + size(updates) + 2 * w.n * row
+    if w.kind == "sgd":  # gather: read + write the rows; scatter: read the step, update the rows
+        ids, target = args
+        return 2 * size(ids) + size(target) + 2 * w.n * row + 3 * w.n * row
     if w.op == "gather_nd":
         params, indices = args
-        row = params.dtype.size * int(np.prod(w.shape[w.depth:]))
         return size(indices) + 2 * w.n * row
     if w.op == "scatter_nd":
         indices, updates, _ = args
@@ -251,13 +347,17 @@ def main(argv=None):
     rng = np.random.default_rng(0)
     copy_bytes = 128 * M if args.quick else 512 * M
 
-    total, done = len(workloads) * (rounds + 1), 0
+    total, done = sum(min(rounds, w.rounds or rounds) + 1 for w in workloads), 0
     results = []
     for w in workloads:
         progress(done, total, f"{w.name}: check")
-        inputs = make_inputs(w, rng)
-        impls = implementations(w)
-        check(w, impls, inputs)
+        if w.kind == "tensor":
+            inputs = make_inputs(w, rng)
+            impls = implementations(w)
+            check(w, impls, inputs)
+        else:
+            impls, inputs, check_training = training_setup(w, rng)
+            check_training()
         done += 1
 
         def tick(w=w):
@@ -266,12 +366,12 @@ def main(argv=None):
             progress(done, total, f"{w.name}: timing")
 
         bandwidth = None if w.eager_tiny else copy_bandwidth(copy_bytes, repeats=3)
-        t, t_first = time_workload(w, impls, inputs, rounds, tick)
+        t, t_first = time_workload(w, impls, inputs, min(rounds, w.rounds or rounds), tick)
         nbytes = None if w.eager_tiny else bytes_moved(w, inputs)
         results.append(dict(name=w.name, title=w.title, ours=t["ours"], tf=t["tf"], xla=t.get("xla"),
                             first=t_first, bandwidth=bandwidth, bytes=nbytes, per_call=w.eager_tiny,
-                            floor=None if w.eager_tiny else nbytes / bandwidth))
-        del inputs
+                            floor=nbytes / bandwidth if nbytes else None))
+        del inputs, impls
     sys.stderr.write("\n")
 
     table = render(results)

@@ -1,0 +1,149 @@
+"""tf.distribute.experimental.ParameterServerStrategy: an embedding table on a
+parameter server, trained through the plugin's ops (gather_nd reading rows
+from the variable, scatter_nd_sub / scatter_nd_add writing them in place), on
+an in-process cluster on 127.0.0.1 (chief, 2 workers, 1 PS; free ports), gives
+exactly the single-process result, and the TfScatter ops run on the PS.
+
+Both runs are child processes (tests/ps_worker.py), each with a time limit and
+killed with its process group afterwards, whatever happens; the cluster's
+servers live in the PS child, so they go with it.
+"""
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+import ps_worker
+from ecosystem_util import free_ports, kill, python_env
+
+WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "ps_worker.py")
+TIMEOUT = 150
+PS_DEVICE = "/job:ps/replica:0/task:0/device:CPU:0"
+# What the placer prints for each node when log_device_placement is on.
+PLACEMENT = re.compile(r"^(\S+): \((\S+)\): (/job:\S+)$", re.M)
+
+
+def _run(args, timeout=TIMEOUT):
+    """Runs ps_worker.py with `args`; returns (returncode, stdout, stderr).
+    Killed (process group) after `timeout` seconds, and in any case at the end."""
+    proc = subprocess.Popen([sys.executable, WORKER, *args], env=python_env(),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        kill(proc)
+        out, err = proc.communicate()
+        err += f"\n[killed after the {timeout} s time limit]"
+    finally:
+        kill(proc)
+    return proc.returncode, out, err
+
+
+def _log(rc, out, err):
+    return f"rc={rc}\n--- stdout (tail)\n{out[-3000:]}\n--- stderr (tail)\n{err[-5000:]}"
+
+
+def _result(path, rc, out, err):
+    assert rc == 0 and path.exists(), _log(rc, out, err)
+    return json.loads(path.read_text())
+
+
+@pytest.fixture(scope="module")
+def single(tmp_path_factory):
+    path = tmp_path_factory.mktemp("ps") / "single.json"
+    return _result(path, *_run(["single", str(path)]))
+
+
+@pytest.fixture(scope="module")
+def ps(tmp_path_factory):
+    """The PS run's result and its stdout (the placement log). A cluster whose
+    port was taken between choosing and binding it is retried once."""
+    path = tmp_path_factory.mktemp("ps") / "ps.json"
+    start = time.monotonic()
+    for attempt in range(2):
+        ports = free_ports(4)  # chief, worker 0, worker 1, ps
+        rc, out, err = _run(["ps", str(path), *map(str, ports)])
+        if rc != ps_worker.PORT_IN_USE:
+            break
+    result = _result(path, rc, out, err)
+    print(f"ParameterServerStrategy run: {time.monotonic() - start:.1f} s, "
+          f"attempts {attempt + 1}")
+    return result, out
+
+
+def _placements(log):
+    """{(node, op type, device)} from the placer's lines."""
+    return set(PLACEMENT.findall(log))
+
+
+def test_table_lives_on_the_parameter_server(ps):
+    result, _ = ps
+    assert result["workers"] == 2
+    for variant, device in result["variable_devices"].items():
+        assert device == PS_DEVICE, (variant, device)
+    for variant, graph in result["graphs"].items():
+        # the step captures the table's handle, which lives on the PS
+        assert PS_DEVICE in graph["captured_resource_devices"], (variant, graph)
+
+
+def test_traced_steps_hold_our_variable_ops(ps):
+    graphs = ps[0]["graphs"]
+    assert {"TfScatter>ResourceGatherNd", "TfScatter>ResourceScatterNdSub"} <= set(
+        graphs["scatter"]["op_types"])
+    assert {"TfScatter>ResourceGatherNd", "TfScatter>ResourceScatterNdAdd"} <= set(
+        graphs["commuting"]["op_types"])
+    assert "TfScatter>ResourceGatherNd" in graphs["optimizer"]["op_types"]
+    for graph in graphs.values():  # the table is never read whole or copied for the lookup
+        assert "ResourceGather" not in graph["op_types"]
+        assert "GatherNd" not in graph["op_types"]
+
+
+def test_our_ops_were_placed_on_the_parameter_server(ps):
+    """The workers run the steps; the placer put every TfScatter op (the
+    reads, the in-place updates) on the PS, next to the table."""
+    placements = _placements(ps[1])
+    ours = {(node, op, device) for node, op, device in placements if op.startswith("TfScatter>")}
+    assert {op for _, op, _ in ours} >= {
+        "TfScatter>ResourceGatherNd", "TfScatter>ResourceScatterNdSub",
+        "TfScatter>ResourceScatterNdAdd"}, sorted(placements)[:50]
+    assert {device for _, _, device in ours} == {PS_DEVICE}, sorted(ours)
+    # and the rest of the step (the loss and its gradient) ran on the workers
+    backward = {device for node, _, device in placements if node.startswith("gradient_tape/")}
+    assert backward and all(d.startswith("/job:worker/") for d in backward), sorted(backward)
+
+
+def test_in_place_updates_equal_the_single_process_run(single, ps):
+    """join() after every step: the steps run in the single run's order, so
+    the tables and losses are bitwise equal."""
+    got = ps[0]
+    assert got["losses"]["scatter"] == single["losses"]["scatter"]
+    np.testing.assert_array_equal(got["tables"]["scatter"], single["tables"]["scatter"])
+    assert not np.array_equal(single["tables"]["scatter"], ps_worker.initial())
+
+
+def test_concurrent_commuting_updates_equal_the_single_process_run(single, ps):
+    """All steps scheduled at once on both workers, in any order: the updates
+    are sums of multiples of 1/16 below 2^10, exact in float32, so any order
+    gives the single run's table bitwise. The losses do not depend on the
+    table (a linear loss)."""
+    got = ps[0]
+    assert got["losses"]["commuting"] == single["losses"]["commuting"]
+    np.testing.assert_array_equal(got["tables"]["commuting"], single["tables"]["commuting"])
+    assert not np.array_equal(single["tables"]["commuting"], ps_worker.initial())
+
+
+def test_optimizer_on_our_gradient_equals_the_single_process_run(single, ps):
+    """keras.optimizers.SGD.apply_gradients on the IndexedSlices of our
+    gather_nd (its own scatter does the update), one step at a time."""
+    got = ps[0]
+    assert got["losses"]["optimizer"] == single["losses"]["optimizer"]
+    np.testing.assert_array_equal(got["tables"]["optimizer"], single["tables"]["optimizer"])
+    # plain SGD is the same update as the scatter variant's
+    np.testing.assert_array_equal(single["tables"]["optimizer"], single["tables"]["scatter"])
