@@ -114,8 +114,10 @@ def test_our_ops_were_placed_on_the_parameter_server(ps):
         "TfScatter>ResourceGatherNd", "TfScatter>ResourceScatterNdSub",
         "TfScatter>ResourceScatterNdAdd"}, sorted(placements)[:50]
     assert {device for _, _, device in ours} == {PS_DEVICE}, sorted(ours)
-    # and the rest of the step (the loss and its gradient) ran on the workers
-    backward = {device for node, _, device in placements if node.startswith("gradient_tape/")}
+    # and the gradient's arithmetic ran on the workers (the shape of the table,
+    # VariableShape, is read next to it on the PS)
+    backward = {device for node, op, device in placements
+                if node.startswith("gradient_tape/") and op in ("Mul", "Pow", "Sub", "RealDiv")}
     assert backward and all(d.startswith("/job:worker/") for d in backward), sorted(backward)
 
 
@@ -131,10 +133,10 @@ def test_in_place_updates_equal_the_single_process_run(single, ps):
 def test_concurrent_commuting_updates_equal_the_single_process_run(single, ps):
     """All steps scheduled at once on both workers, in any order: the updates
     are sums of multiples of 1/16 below 2^10, exact in float32, so any order
-    gives the single run's table bitwise. The losses do not depend on the
-    table (a linear loss)."""
+    gives the single run's table bitwise. The gradients do not depend on the
+    table (a linear loss); the losses do (each is read from the table as the
+    steps before it left it), so only the tables are compared."""
     got = ps[0]
-    assert got["losses"]["commuting"] == single["losses"]["commuting"]
     np.testing.assert_array_equal(got["tables"]["commuting"], single["tables"]["commuting"])
     assert not np.array_equal(single["tables"]["commuting"], ps_worker.initial())
 
