@@ -32,6 +32,7 @@ import ctypes
 import json
 import os
 import sys
+import traceback
 
 import numpy as np
 
@@ -227,19 +228,26 @@ def train_ps(ports):
 def main(argv):
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     mode, out = argv[0], argv[1]
-    if mode == "single":
-        result = train_single()
-    elif mode == "ps":
-        result = train_ps([int(p) for p in argv[2:6]])
-    else:
-        raise SystemExit(f"unknown mode {mode}")
-    with open(out + ".tmp", "w") as f:
-        json.dump(result, f)
-    os.replace(out + ".tmp", out)
-    print("WROTE", out, flush=True)
-    sys.stderr.flush()
-    ctypes.CDLL(None).fflush(None)  # the placer's printf lines, before _exit drops them
-    os._exit(0)  # in-process servers cannot be shut down; do not wait for them
+    code = 1
+    try:
+        if mode == "single":
+            result = train_single()
+        elif mode == "ps":
+            result = train_ps([int(p) for p in argv[2:6]])
+        else:
+            raise SystemExit(f"unknown mode {mode}")
+        with open(out + ".tmp", "w") as f:
+            json.dump(result, f)
+        os.replace(out + ".tmp", out)
+        print("WROTE", out, flush=True)
+        code = 0
+    except BaseException:
+        traceback.print_exc()
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        ctypes.CDLL(None).fflush(None)  # the placer's printf lines, before _exit drops them
+        os._exit(code)  # in-process servers cannot be shut down; do not wait for them
 
 
 if __name__ == "__main__":

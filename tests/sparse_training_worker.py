@@ -172,10 +172,11 @@ def checks(strategy):
         return f
 
     def not_implemented(aggregation):
+        """update, min and max need NONE or ONLY_FIRST_REPLICA (add and sub
+        aggregate, as TensorFlow's scatter_add/sub do: replica_aggregated)."""
         def f():
             out = {}
-            for op in ("scatter_nd_update", "scatter_nd_add", "scatter_nd_sub",
-                       "scatter_nd_min", "scatter_nd_max"):
+            for op in ("scatter_nd_update", "scatter_nd_min", "scatter_nd_max"):
                 v = variable(aggregation)
                 for context in ("cross", "replica"):
                     call = lambda: getattr(tso, op)(v, [[1]], [[1.0, 1.0]])  # noqa: E731
@@ -191,8 +192,8 @@ def checks(strategy):
             except NotImplementedError as e:
                 out["tf_scatter_update"] = str(e)
             out["expected"] = {op: values_util.scatter_error_msg.format(op_name=op, aggregation=aggregation)
-                               for op in ("scatter_nd_update", "scatter_nd_add", "scatter_nd_sub",
-                                          "scatter_nd_min", "scatter_nd_max", "scatter_update")}
+                               for op in ("scatter_nd_update", "scatter_nd_min", "scatter_nd_max",
+                                          "scatter_update")}
             return out
         return f
 
@@ -223,6 +224,8 @@ def checks(strategy):
         "replica_none_update_function": replica_dependent(NONE, "scatter_nd_update", "scatter_update", True),
         "replica_first_add": replica_dependent(FIRST, "scatter_nd_add", "scatter_add", False),
         "replica_first_update_function": replica_dependent(FIRST, "scatter_nd_update", "scatter_update", True),
+        "replica_sum_add": replica_dependent(SUM, "scatter_nd_add", "scatter_add", False),
+        "replica_mean_sub_function": replica_dependent(MEAN, "scatter_nd_sub", "scatter_sub", True),
         "sum_not_implemented": not_implemented(SUM),
         "mean_not_implemented": not_implemented(MEAN),
         "gather_per_replica": gather_per_replica,

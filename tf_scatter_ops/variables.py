@@ -78,6 +78,11 @@ def local_variable(value):
 
 def _not_a_variable(op, ref):
     tensor_op = _OPS[op][0]
+    if type(ref).__name__ == "ShardedVariable":
+        return ValueError(
+            f"{op} does not support a ShardedVariable (a variable partitioned by "
+            "ParameterServerStrategy's variable_partitioner); create the variable "
+            "without a partitioner, or update each shard in `variables` yourself")
     return ValueError(
         f"{op} updates a tf.Variable in place, but got {type(ref).__name__}. "
         f"For a tensor use tso.{tensor_op}(tensor, indices, updates), which "
@@ -124,22 +129,27 @@ def _xla_scatter(op, ref, indices, updates, use_locking):
 
 
 def _scatter_distributed(op, var, indices, updates, use_locking, name, policy):
-    """TensorFlow's rules for scatters into distributed variables: mirrored
-    variables with NONE or ONLY_FIRST_REPLICA aggregation only; in
-    cross-replica context every copy gets the update, in replica context as
-    TensorFlow's own scatter methods do (the variable's _update)."""
+    """TensorFlow's rules for sparse updates of distributed variables (those
+    of `MirroredVariable.scatter_*`): update, min and max need NONE or
+    ONLY_FIRST_REPLICA aggregation, add and sub take any (the replicas'
+    updates are aggregated like TensorFlow's IndexedSlices); in cross-replica
+    context every copy gets the update. The variable's own _update applies
+    these rules; the rows travel through it as one IndexedSlices, as
+    TensorFlow's scatter methods pass them."""
     from tensorflow.python.distribute import values as dist_values  # private
     from tensorflow.python.distribute import values_util  # private
     if isinstance(var, dist_values.SyncOnReadVariable):
         raise NotImplementedError(f"{op} is not supported for SyncOnRead variables")
-    aggregation = var.aggregation
-    if aggregation not in (tf.VariableAggregation.NONE, tf.VariableAggregation.ONLY_FIRST_REPLICA):
-        raise NotImplementedError(values_util.scatter_error_msg.format(op_name=op, aggregation=aggregation))
+    if op not in ("scatter_nd_add", "scatter_nd_sub") and var.aggregation not in (
+            tf.VariableAggregation.NONE, tf.VariableAggregation.ONLY_FIRST_REPLICA):
+        raise NotImplementedError(values_util.scatter_error_msg.format(op_name=op, aggregation=var.aggregation))
+    ops._check_dtype(_OPS[op][0], var.dtype)
+    rows = tf.IndexedSlices(ops._tensor(updates, dtype=var.dtype, name="updates"), ops._indices(indices))
 
     def update_fn(component, value, **unused):
-        return _scatter_variable(op, component, value[0], value[1], use_locking, name, policy)
+        return _scatter_variable(op, component, value.indices, value.values, use_locking, name, policy)
 
-    return var._update(update_fn=update_fn, value=(indices, updates))  # private
+    return var._update(update_fn=update_fn, value=rows)  # private
 
 
 def _variable_scatter_function(op, doc):
