@@ -127,7 +127,8 @@ DEPTH0_CASES = [
     # (variable shape, indices array, updates shape)
     ((3, 2), np.zeros((4, 0), np.int64), (4, 3, 2)),  # whole-tensor slices, duplicates
     ((), np.zeros((3, 0), np.int64), (3,)),  # a scalar variable, three updates
-    ((), np.zeros((0,), np.int64), ()),  # a scalar variable, one update
+    ((), np.zeros((1, 0), np.int64), (1,)),  # a scalar variable, one update
+    ((2, 3), np.zeros((0,), np.int64), (2, 3)),  # rank-1 indices of depth 0: one whole-tensor update
     ((4, 3), np.zeros((0, 1), np.int64), (0, 3)),  # no rows: a no-op
     ((2, 3), np.array([[1, 2], [0, 0], [1, 2]]), (3,)),  # depth == rank, duplicates
 ]
@@ -279,7 +280,7 @@ def test_failing_large_call_leaves_variable_unchanged(op, geometry, rng):
             OURS[op](v, idx, upd, use_locking=use_locking)
         assert snapshot(v) == before
     with pytest.raises(tf.errors.InvalidArgumentError, match=message):
-        tf.function(lambda: OURS[op](v, idx, upd))()
+        tf.function(lambda i, u: OURS[op](v, i, u))(tf.constant(idx), tf.constant(upd))
     assert snapshot(v) == before
     # the valid rows alone then do what TensorFlow's kernel does
     good = np.ones(rows, bool)
@@ -324,7 +325,8 @@ def test_ignore_drops_bad_rows(op, rng):
     good = (idx[:, 0] >= 0) & (idx[:, 0] < shape[0])
     assert (~good).sum() == 50
     v, w = tf.Variable(init), tf.Variable(init)
-    tf.function(lambda: OURS[op](v, idx, upd, bad_indices_policy="IGNORE"))()
+    tf.function(lambda i, u: OURS[op](v, i, u, bad_indices_policy="IGNORE"))(
+        tf.constant(idx), tf.constant(upd))
     tf_raw(op, w, idx[good], upd[good])
     assert snapshot(v) == snapshot(w)
 
@@ -427,7 +429,7 @@ def test_copy_on_write_eager(op, rng):
         # a read after the first update keeps its values through a second one
         r2 = v.read_value()
         mid = snapshot(r2)
-        OURS[op](v, idx, upd)
+        OURS[op](v, idx, upd + 1.0 if op != "min" else upd - 1.0)
         assert snapshot(r2) == mid and snapshot(v) != mid
 
 
@@ -472,7 +474,7 @@ def test_float_accumulation_is_deterministic_and_matches_tensorflow(op, index_dt
         tf_raw(op, w, idx, upd)
         assert results[0] == results[1] == results[2] == snapshot(w)
         v = tf.Variable(init)
-        tf.function(lambda: OURS[op](v, idx, upd))()
+        tf.function(lambda i, u: OURS[op](v, i, u))(tf.constant(idx), tf.constant(upd))
         assert snapshot(v) == results[0]
 
 

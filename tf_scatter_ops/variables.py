@@ -93,9 +93,10 @@ def _scatter_variable(op, ref, indices, updates, use_locking, name, policy):
     """One resource or ref variable (not distributed)."""
     tensor_op, resource_op, ref_op = _OPS[op]
     ref = unwrap(ref)
-    if not isinstance(ref, tf.Variable):
+    # a ref variable, or the ref tensor an earlier update of one returned
+    is_ref = getattr(getattr(ref, "dtype", None), "_is_ref_dtype", False)
+    if not isinstance(ref, tf.Variable) and not is_ref:
         raise _not_a_variable(op, ref)
-    is_ref = ref.dtype._is_ref_dtype
     dtype = ref.dtype.base_dtype
     ops._check_dtype(tensor_op, dtype)
     with ops._scope(name or op):
