@@ -800,3 +800,22 @@ def test_while_loop_row_updates_match_tensorflow(rng):
     want[idx[:, 0]] = rows  # NumPy: the last assignment to a row wins
     assert ours.tobytes() == want.tobytes()
     assert t.numpy().tobytes() == base.tobytes()  # the input is untouched
+
+
+def test_raw_variable_ops_reject_misuse_with_clear_errors():
+    """Hand-made raw calls: wrong dtype attr, a variable that was never
+    assigned, a policy typo; each an error naming the problem, none a crash."""
+    from tf_scatter_ops import variables as V
+    v = tf.Variable([1, 2, 3])
+    with pytest.raises(tf.errors.InvalidArgumentError, match="variable has dtype int32 but the op's dtype is float"):
+        V._library_op("ResourceScatterNdAdd")(v.handle, [[0]], [1.0])
+    with pytest.raises(tf.errors.InvalidArgumentError, match="variable has dtype int32 but the op's dtype is float"):
+        V._library_op("ResourceGatherNd")(v.handle, [[0]], dtype=tf.float32)
+    for op, args in (("ResourceScatterNdUpdate", ([[0]], [1.0])), ("ResourceGatherNd", ([[0]],))):
+        handle = tf.raw_ops.VarHandleOp(dtype=tf.float32, shape=[3], shared_name=f"never_assigned_{op}")
+        kwargs = {"dtype": tf.float32} if op == "ResourceGatherNd" else {}
+        with pytest.raises(tf.errors.NotFoundError, match="never_assigned"):
+            V._library_op(op)(handle, *args, **kwargs)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="Unknown bad_indices_policy 'x'"):
+        V._library_op("ResourceScatterNdAdd")(v.handle, [[0]], [1], bad_indices_policy="x")
+    np.testing.assert_array_equal(v.numpy(), [1, 2, 3])
