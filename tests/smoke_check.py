@@ -51,7 +51,7 @@ def main(argv=None):
         tso.gather_nd(t, [[4]])
         raise AssertionError("out-of-bound index did not raise")
     except tf.errors.InvalidArgumentError as e:
-        assert "does not index into shape" in str(e), e
+        assert "does not index into param shape" in str(e), e
 
     path = _loader.loaded_path()
     assert _loader.built_against(path) == tf.__version__, (_loader.built_against(path), tf.__version__)

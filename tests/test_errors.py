@@ -23,24 +23,36 @@ def all_ops(indices, updates, tensor=T4, policy=""):
     return calls
 
 
+def oob(name, row, index, shape):
+    """TensorFlow's message: gathers say "param shape"."""
+    target = "param shape" if name == "gather_nd" else "shape"
+    return rf"indices\[{row}\] = \[{index}\] does not index into {target} \[{shape}\]"
+
+
 @pytest.mark.parametrize("policy", ["", "DEFAULT", "ERROR"])
 def test_out_of_bounds_names_first_bad_row(policy):
     for name, call in all_ops([[0], [5], [4]], [1., 2., 3.], policy=policy):
-        with pytest.raises(IAE, match=r"indices\[1\] = \[5\] does not index into shape \[4\]"):
+        with pytest.raises(IAE, match=oob(name, 1, 5, 4)):
             call()
 
 
 def test_negative_indices_are_out_of_bounds():
     for name, call in all_ops([[2], [-1]], [1., 2.]):
-        with pytest.raises(IAE, match=r"indices\[1\] = \[-1\] does not index into shape \[4\]"):
+        with pytest.raises(IAE, match=oob(name, 1, -1, 4)):
             call()
 
 
 def test_out_of_bounds_deeper_index_names_row_and_shape():
-    with pytest.raises(IAE, match=r"indices\[0\] = \[0, 5\] does not index into shape \[2,3\]"):
+    with pytest.raises(IAE, match=r"indices\[0\] = \[0, 5\] does not index into shape \[2,3\](\s|$)"):
         tso.scatter_nd([[0, 5]], [9.], [2, 3])
-    with pytest.raises(IAE, match=r"indices\[3\] = \[1, 0, 7\] does not index"):
+    # scatters name the row by its flat number, gathers by its position in
+    # indices' outer dimensions, as TensorFlow does
+    with pytest.raises(IAE, match=r"indices\[3\] = \[1, 7\] does not index into shape \[2,3\](\s|$)"):
+        tso.scatter_nd(tf.constant([[[0, 0], [1, 1]], [[1, 2], [1, 7]]]), tf.ones([2, 2]), [2, 3])
+    with pytest.raises(IAE, match=r"indices\[1,1\] = \[1, 0, 7\] does not index into param shape \[2,3,4\](\s|$)"):
         tso.gather_nd(tf.zeros([2, 3, 4]), tf.constant([[[0, 0, 0], [1, 1, 1]], [[1, 2, 3], [1, 0, 7]]]))
+    with pytest.raises(IAE, match=r"indices\[\] = \[5\] does not index into param shape \[4\](\s|$)"):
+        tso.gather_nd(T4, [5])
 
 
 def test_int64_index_beyond_int32():
@@ -72,17 +84,17 @@ def test_unknown_policy_through_the_raw_op():
 SHAPE_ERRORS = [
     # (op, tensor/shape, indices, updates, message)
     ("tensor_scatter_nd_update", [4], [[0], [1]], [1., 2., 3.],
-     r"Outer dimensions of indices and updates must match.*Indices shape: \[2,1\], updates shape: \[3\]"),
+     r"Dimensions \[0,1\) of indices\[shape=\[2,1\]\] must match dimensions \[0,1\) of updates\[shape=\[3\]\]"),
     ("tensor_scatter_nd_add", [4], [[0], [1]], [[1., 2.], [3., 4.]],
-     r"Inner dimensions of updates must match.*Output shape: \[4\], updates shape: \[2,2\]"),
+     r"Dimensions \[1,1\) of input\[shape=\[4\]\] must match dimensions \[1,2\) of updates\[shape=\[2,2\]\]"),
     ("tensor_scatter_nd_max", [3, 4], [[0], [1]], [[1., 2., 3.], [1., 2., 3.]],
-     r"Inner dimensions of updates.*Output shape: \[3,4\], updates shape: \[2,3\]"),
+     r"Dimensions \[1,2\) of input\[shape=\[3,4\]\] must match dimensions \[1,2\) of updates\[shape=\[2,3\]\]"),
     ("tensor_scatter_nd_update", [3, 4], [[0, 1, 2]], [1.],
      r"index depth indices.shape\[-1\] = 3 exceeds the rank 2 of the output shape \[3,4\]"),
     ("scatter_nd", [3, 4], [[0, 1, 2]], [1.],
      r"index depth indices.shape\[-1\] = 3 exceeds the rank 2"),
     ("scatter_nd", [4], [[0], [1]], [1., 2., 3.],
-     r"Outer dimensions of indices and updates must match.*Indices shape: \[2,1\], updates shape: \[3\]"),
+     r"Dimensions \[0,1\) of indices\[shape=\[2,1\]\] must match dimensions \[0,1\) of updates\[shape=\[3\]\]"),
     ("tensor_scatter_nd_update", [4], [1], 9.,
      r"updates must have rank at least 1, got updates shape \[\]"),
     ("tensor_scatter_nd_update", [4], 1, [9.],
@@ -137,8 +149,13 @@ def test_gather_depth_exceeds_rank():
 
 
 def test_gather_from_empty_params():
-    with pytest.raises(IAE, match=r"indices\[0\] = \[0\] does not index into shape \[0\]"):
+    with pytest.raises(IAE, match=r"Requested more than 0 entries, but params is empty.  Params shape: \[0\](\s|$)"):
         tso.gather_nd(tf.zeros([0]), [[0]])
+    with pytest.raises(IAE, match=r"Requested more than 0 entries, but params is empty.  Params shape: \[0,3\](\s|$)"):
+        tso.gather_nd(tf.zeros([0, 3]), [[1], [0]])
+    # IGNORE: zeros, as for any bad row
+    np.testing.assert_array_equal(tso.gather_nd(tf.zeros([0, 3]), [[0]], bad_indices_policy="IGNORE"),
+                                  np.zeros([1, 3], np.float32))
 
 
 @pytest.mark.parametrize("shape,message", [

@@ -135,7 +135,15 @@ def expected(c, tensor, idx, upd):
         return ref.scatter(REF_OP[op], tensor, idx, upd, dtype, ignore=ignore), None
     except ref.BadIndex as e:
         row = "[" + ", ".join(str(int(v)) for v in e.index) + "]"
-        return None, (re.escape(f"indices[{e.row}] = {row} does not index into shape ")
+        if op != "gather_nd":
+            return None, (re.escape(f"indices[{e.row}] = {row} does not index into shape ")
+                          + re.escape(shape_str(shape)))
+        if np.prod(shape, dtype=np.int64) == 0:
+            return None, re.escape("Requested more than 0 entries, but params is empty.  Params shape: "
+                                   + shape_str(shape))
+        # TensorFlow's notation: the row's position in indices' outer dims
+        position = ",".join(str(int(p)) for p in np.unravel_index(e.row, idx.shape[:-1])) if idx.ndim > 1 else ""
+        return None, (re.escape(f"indices[{position}] = {row} does not index into param shape ")
                       + re.escape(shape_str(shape)))
 
 

@@ -96,7 +96,7 @@ def test_gather_nd_offsets_past_2_31():
                         bad_indices_policy="IGNORE")
     np.testing.assert_array_equal(out.numpy(), [0, 11])
     with pytest.raises(tf.errors.InvalidArgumentError,
-                       match=rf"indices\[0\] = \[2, 0\] does not index into shape \[2,{cols}\]"):
+                       match=rf"indices\[0\] = \[2, 0\] does not index into param shape \[2,{cols}\]"):
         tso.gather_nd(params, tf.constant([[2, 0]], tf.int64))
 
 

@@ -701,7 +701,7 @@ def test_gather_nd_ignore_gives_zeros_and_default_names_first_bad_row(rng):
     ref.assert_same(tf.function(lambda: tso.gather_nd(v, idx, bad_indices_policy="IGNORE"))(), want)
     for policy in ("", "ERROR"):
         with pytest.raises(tf.errors.InvalidArgumentError,
-                           match=r"indices\[1\] = \[7\] does not index into shape \[5,3\]"):
+                           match=r"indices\[1\] = \[7\] does not index into param shape \[5,3\]"):
             tso.gather_nd(v, idx, bad_indices_policy=policy)
 
 
@@ -805,17 +805,17 @@ def test_while_loop_row_updates_match_tensorflow(rng):
 def test_raw_variable_ops_reject_misuse_with_clear_errors():
     """Hand-made raw calls: wrong dtype attr, a variable that was never
     assigned, a policy typo; each an error naming the problem, none a crash."""
-    from tf_scatter_ops import variables as V
+    from tf_scatter_ops import ops
     v = tf.Variable([1, 2, 3])
     with pytest.raises(tf.errors.InvalidArgumentError, match="variable has dtype int32 but the op's dtype is float"):
-        V._library_op("ResourceScatterNdAdd")(v.handle, [[0]], [1.0])
+        ops.library_op("ResourceScatterNdAdd")(v.handle, [[0]], [1.0])
     with pytest.raises(tf.errors.InvalidArgumentError, match="variable has dtype int32 but the op's dtype is float"):
-        V._library_op("ResourceGatherNd")(v.handle, [[0]], dtype=tf.float32)
+        ops.library_op("ResourceGatherNd")(v.handle, [[0]], dtype=tf.float32)
     for op, args in (("ResourceScatterNdUpdate", ([[0]], [1.0])), ("ResourceGatherNd", ([[0]],))):
         handle = tf.raw_ops.VarHandleOp(dtype=tf.float32, shape=[3], shared_name=f"never_assigned_{op}")
         kwargs = {"dtype": tf.float32} if op == "ResourceGatherNd" else {}
         with pytest.raises(tf.errors.NotFoundError, match="never_assigned"):
-            V._library_op(op)(handle, *args, **kwargs)
+            ops.library_op(op)(handle, *args, **kwargs)
     with pytest.raises(tf.errors.InvalidArgumentError, match="Unknown bad_indices_policy 'x'"):
-        V._library_op("ResourceScatterNdAdd")(v.handle, [[0]], [1], bad_indices_policy="x")
+        ops.library_op("ResourceScatterNdAdd")(v.handle, [[0]], [1], bad_indices_policy="x")
     np.testing.assert_array_equal(v.numpy(), [1, 2, 3])

@@ -13,6 +13,7 @@ applies to it too.
 
 import os
 import threading
+import types
 
 import tensorflow as tf
 
@@ -80,6 +81,36 @@ def _load_once():
                     "build it with `make` (or install the package with pip)"
                 )
             check_version(built_against(path))
-            _library = tf.load_op_library(path)
-            _loaded_path = path
+            library = tf.load_op_library(path)
+            _name_generated_code(library)
+            _library, _loaded_path = library, path
     return _library
+
+
+def _with_filename(code, filename):
+    """`code` and the code objects nested in it, as if defined in `filename`."""
+    consts = tuple(_with_filename(c, filename) if isinstance(c, types.CodeType) else c
+                   for c in code.co_consts)
+    return code.replace(co_filename=filename, co_consts=consts)
+
+
+GENERATED_FILE = "_generated_op_functions.py"
+
+
+def package_files():
+    """This package's Python files, and the name the generated op functions
+    are given (_name_generated_code)."""
+    folder = os.path.dirname(os.path.abspath(__file__))
+    names = [n for n in os.listdir(folder) if n.endswith(".py")] + [GENERATED_FILE]
+    return [os.path.join(folder, n) for n in names]
+
+
+def _name_generated_code(library):
+    """tf.load_op_library generates the op functions with the file name
+    "<string>"; they get one in this package, so that the tracebacks recorded
+    for our ops can leave them out (ops._HideOurFrames) without leaving out a
+    user's `python -c` frames."""
+    generated = os.path.join(os.path.dirname(os.path.abspath(__file__)), GENERATED_FILE)
+    for value in vars(library).values():
+        if isinstance(value, types.FunctionType) and value.__code__.co_filename == "<string>":
+            value.__code__ = _with_filename(value.__code__, generated)

@@ -20,6 +20,7 @@ import contextlib
 import numpy as np
 import tensorflow as tf
 from tensorflow.python.framework.ops import EagerTensor as _EagerTensor
+from tensorflow.python.util import tf_stack  # private: op traceback filters
 
 from tf_scatter_ops import _loader
 
@@ -64,22 +65,69 @@ def in_xla_context():
     return control_flow_util.GraphOrParentsInXlaContext(tf.compat.v1.get_default_graph())
 
 
-# Python name -> (TensorFlow's raw op, used under XLA; ours in the library).
+# Python name -> the op type: TensorFlow's (used under XLA), and ours with
+# the TfScatter> prefix.
 _RAW_OPS = {
-    "scatter_nd": ("ScatterNd", "tf_scatter_scatter_nd"),
-    "tensor_scatter_nd_update": ("TensorScatterUpdate", "tf_scatter_tensor_scatter_update"),
-    "tensor_scatter_nd_add": ("TensorScatterAdd", "tf_scatter_tensor_scatter_add"),
-    "tensor_scatter_nd_sub": ("TensorScatterSub", "tf_scatter_tensor_scatter_sub"),
-    "tensor_scatter_nd_min": ("TensorScatterMin", "tf_scatter_tensor_scatter_min"),
-    "tensor_scatter_nd_max": ("TensorScatterMax", "tf_scatter_tensor_scatter_max"),
-    "gather_nd": ("GatherNd", "tf_scatter_gather_nd"),
+    "scatter_nd": "ScatterNd",
+    "tensor_scatter_nd_update": "TensorScatterUpdate",
+    "tensor_scatter_nd_add": "TensorScatterAdd",
+    "tensor_scatter_nd_sub": "TensorScatterSub",
+    "tensor_scatter_nd_min": "TensorScatterMin",
+    "tensor_scatter_nd_max": "TensorScatterMax",
+    "gather_nd": "GatherNd",
 }
+
+
+def _snake(op_type):
+    """The name of the function tf.load_op_library makes for TfScatter>`op_type`."""
+    out = "tf_scatter_"
+    for i, ch in enumerate(op_type):
+        out += ("_" if i and ch.isupper() else "") + ch.lower()
+    return out
+
+
+_FUNCTIONS = {op: _snake(op_type) for op, op_type in _RAW_OPS.items()}
+
+
+class _HideOurFrames(tf_stack.StackTraceFilter):
+    """Leaves this package's frames out of the traceback TensorFlow records
+    for an op, as TensorFlow leaves out its own: an op that fails inside a
+    tf.function is then reported as defined at the user's line."""
+
+    FILES = None  # this package's Python files, once the library is loaded
+
+    def get_filtered_filenames(self):
+        return self.FILES | self.parent.get_filtered_filenames()
+
+
+def library_op(op_type):
+    """Our op TfScatter>`op_type` as a function. In a graph its node is named
+    `op_type` (the default name would be the op type, and a `>` in a node
+    name hides the node from TensorFlow's error interpolation) and its
+    recorded traceback ends in the user's code."""
+    function = getattr(_loader.load(), _snake(op_type))
+    if tf.executing_eagerly():
+        return function
+
+    def build(*args, **kwargs):
+        if _HideOurFrames.FILES is None:
+            _HideOurFrames.FILES = frozenset(_loader.package_files())
+        with _HideOurFrames():
+            return function(*args, name=op_type, **kwargs)
+    return build
 
 
 def _raw_op(op):
     """The op function to call for `op` here: ours, or TensorFlow's under XLA."""
-    tf_name, ours = _RAW_OPS[op]
-    return getattr(tf.raw_ops, tf_name) if in_xla_context() else getattr(_loader.load(), ours)
+    op_type = _RAW_OPS[op]
+    return getattr(tf.raw_ops, op_type) if in_xla_context() else library_op(op_type)
+
+
+def public(function):
+    """Marks a public wrapper: AutoGraph calls it as it is, as it does
+    TensorFlow's own functions (converting library code costs trace time and
+    would show the generated code in tracebacks)."""
+    return tf.autograph.experimental.do_not_convert(function)
 
 
 def check_policy(bad_indices_policy):
@@ -101,10 +149,24 @@ def _scope(name):
     return contextlib.nullcontext() if tf.executing_eagerly() else tf.name_scope(name)
 
 
+def foreign(value):
+    """True for an input our ops do not take but TensorFlow's functions may,
+    through their dispatch: a composite tensor (RaggedTensor, SparseTensor,
+    an extension type) other than a variable or IndexedSlices (which convert
+    to a tensor)."""
+    return (isinstance(value, tf.__internal__.CompositeTensor)
+            and not isinstance(value, (tf.Variable, tf.IndexedSlices)))
+
+
 def _tensor(value, dtype=None, dtype_hint=None, name=None):
     """tf.convert_to_tensor, without its overhead for what already is a tensor."""
     if isinstance(value, tf.Tensor) and (dtype is None or value.dtype is dtype):
         return value
+    if foreign(value):
+        raise ValueError(
+            f"{name}: tf_scatter_ops takes tensors, variables and what converts to a "
+            f"tensor, not a {type(value).__name__}; TensorFlow's own function takes it "
+            "(after tso.patch_tensorflow(), the patched tf.* names hand it to TensorFlow)")
     try:
         return tf.convert_to_tensor(value, dtype=dtype, dtype_hint=dtype_hint, name=name)
     except TypeError as e:  # e.g. ["a"] as float updates: a dtype mismatch
@@ -157,7 +219,7 @@ def _tensor_scatter(op, tensor, indices, updates, bad_indices_policy, name):
             and type(updates) is _EagerTensor and bad_indices_policy == ""
             and tensor.dtype in _DTYPE_SETS[op] and indices.dtype in _INDEX_SET
             and updates.dtype is tensor.dtype):
-        return getattr(_loader.load(), _RAW_OPS[op][1])(tensor, indices, updates)
+        return getattr(_loader.load(), _FUNCTIONS[op])(tensor, indices, updates)
     policy = check_policy(bad_indices_policy)
     with _scope(name or op):
         tensor = _tensor(tensor, name="tensor")
@@ -168,6 +230,7 @@ def _tensor_scatter(op, tensor, indices, updates, bad_indices_policy, name):
                            bad_indices_policy=policy)
 
 
+@public
 def scatter_nd(indices, updates, shape, bad_indices_policy="", name=None):
     """Scatters `updates` into a new zero tensor of `shape` at `indices`.
 
@@ -205,7 +268,7 @@ def _tensor_scatter_function(op, doc):
             return _tensor_scatter(op, tensor, indices, updates, bad_indices_policy, name)
     f.__name__ = f.__qualname__ = op
     f.__doc__ = doc
-    return f
+    return public(f)
 
 
 tensor_scatter_nd_update = _tensor_scatter_function(
@@ -267,6 +330,7 @@ def _static_int(value):
     return None
 
 
+@public
 def gather_nd(params, indices, batch_dims=0, name=None, bad_indices_policy=""):
     """Gathers slices of `params` at `indices` (the inverse of scatter_nd).
 

@@ -12,7 +12,8 @@ v1's `tensor_scatter_{update,add,sub}` and `scatter_nd_{update,add,sub}`
 (in-place variable updates), and the variables' `scatter_nd_{update,add,sub,
 min,max}` methods (resource variables, and v1 ref variables). Each replacement keeps the positional
 order of the TensorFlow function it replaces (v1's `gather_nd` has `name`
-before `batch_dims`). Code that looks the name up at call time (`tf.gather_nd(...)`,
+before `batch_dims`); inputs our ops do not take (RaggedTensor, SparseTensor,
+extension types) go to TensorFlow's function. Code that looks the name up at call time (`tf.gather_nd(...)`,
 as Keras' TensorFlow backend does) is routed; references taken before
 patching (`from tensorflow import gather_nd`), TensorFlow's internal modules
 and `tf.raw_ops` are not. Functions already traced by `tf.function` keep the
@@ -20,6 +21,8 @@ ops they were traced with.
 """
 
 import contextlib
+import functools
+import itertools
 import threading
 
 import tensorflow as tf
@@ -29,6 +32,7 @@ from tensorflow.python.ops import ref_variable, resource_variable_ops  # the var
 from tf_scatter_ops import ops, variables
 
 
+@ops.public
 def _v1_gather_nd(params, indices, name=None, batch_dims=0, bad_indices_policy=""):
     """tf.compat.v1.gather_nd's positional order (name before batch_dims)."""
     return ops.gather_nd(params, indices, batch_dims, name, bad_indices_policy)
@@ -54,7 +58,7 @@ def _v1_variable_scatter(op, use_locking):
         return ours(ref, indices, updates, use_locking, name, bad_indices_policy)
     f.__name__ = f.__qualname__ = op
     f.__doc__ = ours.__doc__
-    return f
+    return ops.public(f)
 
 
 def _variable_method(op):
@@ -66,7 +70,7 @@ def _variable_method(op):
         return ours(self, indices, updates, True, name)
     method.__name__ = method.__qualname__ = op
     method.__doc__ = ours.__doc__
-    return method
+    return ops.public(method)
 
 
 _V1 = dict(
@@ -95,6 +99,18 @@ _MISSING = object()
 _saved = None  # [(module, name, TensorFlow's function)] while patched
 
 
+def _with_fallback(ours, tensorflows):
+    """`ours`, except that a call with an input our ops do not take (a
+    RaggedTensor, a SparseTensor, an extension type: see ops.foreign) goes to
+    TensorFlow's function, and through it to TensorFlow's dispatch."""
+    @functools.wraps(ours)
+    def f(*args, **kwargs):
+        if any(ops.foreign(a) for a in itertools.chain(args, kwargs.values())):
+            return tensorflows(*args, **kwargs)
+        return ours(*args, **kwargs)
+    return ops.public(f)
+
+
 def patched_names():
     """The names patch_tensorflow() replaces, e.g. 'tf.compat.v1.gather_nd'."""
     return [prefix + n for _, table, prefix in _modules() for n in table]
@@ -118,7 +134,7 @@ def patch_tensorflow():
                 original = (module.__dict__.get(name, _MISSING) if isinstance(module, type)
                             else getattr(module, name))
                 saved.append((module, name, original))
-                setattr(module, name, ours)
+                setattr(module, name, _with_fallback(ours, getattr(module, name)))
         _saved = saved
 
 

@@ -20,7 +20,6 @@ False shares it with other non-locking updates, whose rows may interleave.
 import tensorflow as tf
 from tensorflow.python.ops import resource_variable_ops  # variable_accessed
 
-from tf_scatter_ops import _loader
 from tf_scatter_ops import ops
 
 # Python name -> (the tensor op with the same semantics and dtypes, the
@@ -32,18 +31,6 @@ _OPS = {
     "scatter_nd_min": ("tensor_scatter_nd_min", "ResourceScatterNdMin", "ScatterNdMin"),
     "scatter_nd_max": ("tensor_scatter_nd_max", "ResourceScatterNdMax", "ScatterNdMax"),
 }
-
-
-def _snake(op_type):
-    """The function tf.load_op_library makes for TfScatter>`op_type`."""
-    out = "tf_scatter_"
-    for i, ch in enumerate(op_type):
-        out += ("_" if i and ch.isupper() else "") + ch.lower()
-    return out
-
-
-def _library_op(op_type):
-    return getattr(_loader.load(), _snake(op_type))
 
 
 def unwrap(value):
@@ -103,14 +90,14 @@ def _scatter_variable(op, ref, indices, updates, use_locking, name, policy):
         indices = ops._indices(indices)
         updates = ops._tensor(updates, dtype=dtype, name="updates")
         if is_ref:
-            return _library_op(ref_op)(ref, indices, updates, use_locking=bool(use_locking),
+            return ops.library_op(ref_op)(ref, indices, updates, use_locking=bool(use_locking),
                                        bad_indices_policy=policy)
         parent = getattr(ref, "_parent_op", None)  # an unread value of an earlier update
         with tf.control_dependencies([parent] if parent is not None and not tf.executing_eagerly() else []):
             if ops.in_xla_context():
                 update = _xla_scatter(op, ref, indices, updates, use_locking)
             else:
-                update = _library_op(resource_op)(ref.handle, indices, updates,
+                update = ops.library_op(resource_op)(ref.handle, indices, updates,
                                                   use_locking=bool(use_locking),
                                                   bad_indices_policy=policy)
         return ref._lazy_read(update)  # TensorFlow's return: the value after the update
@@ -122,7 +109,7 @@ def _xla_scatter(op, ref, indices, updates, use_locking):
     does in place. XLA drops out-of-bound rows whatever the policy."""
     tensor_op, resource_op, _ = _OPS[op]
     if op in ("scatter_nd_min", "scatter_nd_max"):
-        raw = getattr(tf.raw_ops, ops._RAW_OPS[tensor_op][0])
+        raw = getattr(tf.raw_ops, ops._RAW_OPS[tensor_op])
         return ref.assign(raw(tensor=ref.read_value(), indices=indices, updates=updates),
                           use_locking=bool(use_locking), read_value=False)
     return getattr(tf.raw_ops, resource_op)(
@@ -162,7 +149,7 @@ def _variable_scatter_function(op, doc):
         return _scatter_variable(op, ref, indices, updates, use_locking, name, policy)
     f.__name__ = f.__qualname__ = op
     f.__doc__ = doc
-    return f
+    return ops.public(f)
 
 
 scatter_nd_update = _variable_scatter_function(
@@ -188,5 +175,5 @@ def gather_rows(var, indices, policy):
         resource_variable_ops.variable_accessed(var)
     if ops.in_xla_context():  # XLA compiles no ResourceGatherNd; it reads variables in place
         return tf.raw_ops.GatherNd(params=var.value(), indices=indices)
-    return _library_op("ResourceGatherNd")(var.handle, indices, dtype=var.dtype,
+    return ops.library_op("ResourceGatherNd")(var.handle, indices, dtype=var.dtype,
                                            bad_indices_policy=policy)

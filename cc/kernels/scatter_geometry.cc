@@ -1,11 +1,13 @@
 #include "scatter_geometry.h"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "index_linearize.h"
+#include "shape_messages.h"
 #include "tensorflow/core/framework/types.h"
 #include "tensorflow/core/lib/core/threadpool.h"
 #if TFSO_WITH_CUDA
@@ -48,17 +50,12 @@ int64_t DimProduct(const TensorShape& s, int begin, int end) {
 Status CheckIndexDepth(const TensorShape& target, const TensorShape& indices,
                        const char* what) {
   if (indices.dims() < 1) {
-    return InvalidArgumentError(
-        StrCat("indices must have rank at least 1 (its last dimension is the "
-               "index depth), got indices shape ",
-               Str(indices)));
+    return InvalidArgumentError(messages::IndicesRank(Str(indices)));
   }
   const int64_t depth = indices.dim_size(indices.dims() - 1);
   if (depth > target.dims()) {
-    return InvalidArgumentError(StrCat(
-        "index depth indices.shape[-1] = ", depth, " exceeds the rank ",
-        target.dims(), " of the ", what, " shape ", Str(target),
-        "; indices shape: ", Str(indices)));
+    return InvalidArgumentError(messages::DepthExceedsRank(
+        depth, target.dims(), what, Str(target), Str(indices)));
   }
   return absl::OkStatus();
 }
@@ -72,9 +69,10 @@ void Fill(const TensorShape& target, const TensorShape& indices, Geometry* g) {
 
 template <typename Index>
 Status BadRowTyped(const Tensor& indices, const Geometry& g, int64_t row,
-                   const TensorShape& target) {
+                   const TensorShape& target, bool gather) {
   const Index* r = indices.flat<Index>().data() + row * g.depth;
-  return BadIndexError(row, std::vector<int64_t>(r, r + g.depth), target);
+  return BadIndexError(indices.shape(), row, std::vector<int64_t>(r, r + g.depth),
+                       target, gather);
 }
 
 }  // namespace
@@ -98,9 +96,7 @@ Status ScatterGeometry(const TensorShape& output, const TensorShape& indices,
                        const TensorShape& updates, Geometry* g) {
   TF_RETURN_IF_ERROR(CheckIndexDepth(output, indices, "output"));
   if (updates.dims() < 1) {
-    return InvalidArgumentError(StrCat(
-        "updates must have rank at least 1, got updates shape ", Str(updates),
-        "; indices shape: ", Str(indices)));
+    return InvalidArgumentError(messages::UpdatesRank(Str(updates), Str(indices)));
   }
   const int outer = indices.dims() - 1;
   const int depth = static_cast<int>(indices.dim_size(outer));
@@ -109,27 +105,20 @@ Status ScatterGeometry(const TensorShape& output, const TensorShape& indices,
     outer_ok = indices.dim_size(d) == updates.dim_size(d);
   }
   if (!outer_ok) {
-    return InvalidArgumentError(StrCat(
-        "Outer dimensions of indices and updates must match: updates.shape[:",
-        outer, "] must equal indices.shape[:-1]. Indices shape: ",
-        Str(indices), ", updates shape: ", Str(updates)));
+    return InvalidArgumentError(
+        messages::OuterMismatch(Str(indices), outer, Str(updates)));
   }
   bool inner_ok = updates.dims() - outer == output.dims() - depth;
   for (int d = 0; inner_ok && d < output.dims() - depth; ++d) {
     inner_ok = updates.dim_size(outer + d) == output.dim_size(depth + d);
   }
   if (!inner_ok) {
-    return InvalidArgumentError(StrCat(
-        "Inner dimensions of updates must match the output shape after the "
-        "index depth: updates.shape[",
-        outer, ":] must equal shape[", depth, ":]. Output shape: ",
-        Str(output), ", updates shape: ", Str(updates),
-        ", indices shape: ", Str(indices)));
+    return InvalidArgumentError(messages::InnerMismatch(
+        Str(output), depth, output.dims(), Str(updates), outer, updates.dims()));
   }
   if (output.num_elements() == 0 && indices.num_elements() > 0) {
-    return InvalidArgumentError(StrCat(
-        "Indices and updates specified for empty output shape ", Str(output),
-        "; indices shape: ", Str(indices), ", updates shape: ", Str(updates)));
+    return InvalidArgumentError(
+        messages::EmptyOutput(Str(output), Str(indices), Str(updates)));
   }
   Fill(output, indices, g);
   return absl::OkStatus();
@@ -151,9 +140,7 @@ Status GatherGeometry(const TensorShape& params, const TensorShape& indices,
 
 Status ShapeFromTensor(const Tensor& shape, TensorShape* output) {
   if (shape.dims() != 1) {
-    return InvalidArgumentError(StrCat(
-        "shape must be a vector (1-D), got a tensor of shape ",
-        Str(shape.shape())));
+    return InvalidArgumentError(messages::ShapeNotVector(Str(shape.shape())));
   }
   std::vector<int64_t> dims(shape.NumElements());
   for (int64_t d = 0; d < shape.NumElements(); ++d) {
@@ -215,20 +202,30 @@ Status MakeCpuRows(const Tensor& indices, const Geometry& g,
 }
 
 Status BadRowError(const Tensor& indices, const Geometry& g, int64_t row,
-                   const TensorShape& target) {
+                   const TensorShape& target, bool gather) {
   switch (indices.dtype()) {
-    case ::tensorflow::DT_INT16: return BadRowTyped<int16_t>(indices, g, row, target);
-    case ::tensorflow::DT_INT32: return BadRowTyped<int32_t>(indices, g, row, target);
-    default: return BadRowTyped<int64_t>(indices, g, row, target);
+    case ::tensorflow::DT_INT16: return BadRowTyped<int16_t>(indices, g, row, target, gather);
+    case ::tensorflow::DT_INT32: return BadRowTyped<int32_t>(indices, g, row, target, gather);
+    default: return BadRowTyped<int64_t>(indices, g, row, target, gather);
   }
 }
 
-Status BadIndexError(int64_t row, const std::vector<int64_t>& coords,
-                     const TensorShape& target) {
-  return InvalidArgumentError(StrCat("indices[", row, "] = [",
-                                     absl::StrJoin(coords, ", "),
-                                     "] does not index into shape ",
-                                     Str(target)));
+Status BadIndexError(const TensorShape& indices, int64_t row,
+                     const std::vector<int64_t>& coords,
+                     const TensorShape& target, bool gather) {
+  if (!gather) {
+    return InvalidArgumentError(messages::BadIndex({row}, coords, Str(target), false));
+  }
+  if (target.num_elements() == 0) {
+    return InvalidArgumentError(messages::EmptyParams(Str(target)));
+  }
+  // The row's position in indices' outer dimensions.
+  std::vector<int64_t> position(std::max(indices.dims() - 1, 0));
+  for (int d = static_cast<int>(position.size()) - 1; d >= 0; --d) {
+    position[d] = row % indices.dim_size(d);
+    row /= indices.dim_size(d);
+  }
+  return InvalidArgumentError(messages::BadIndex(position, coords, Str(target), true));
 }
 
 void* TfScratch::Allocate(size_t bytes) {
@@ -276,13 +273,14 @@ Status PrepareGpuCall(const Tensor& indices, const Geometry& g,
 }
 
 Status GpuCallStatus(const GpuCallState& s, const char* error,
-                     const TensorShape& target) {
+                     const TensorShape& indices, const TensorShape& target,
+                     bool gather) {
   if (!s.scratch.status().ok()) return s.scratch.status();  // out of memory
   if (error != nullptr) {
     return absl::InternalError(StrCat("tf_scatter_ops GPU kernel: ", error));
   }
   if (s.call.bad_row >= 0) {
-    return BadIndexError(s.call.bad_row, s.bad_coords, target);
+    return BadIndexError(indices, s.call.bad_row, s.bad_coords, target, gather);
   }
   return absl::OkStatus();
 }

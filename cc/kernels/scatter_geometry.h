@@ -61,16 +61,20 @@ struct CpuRows {
 Status MakeCpuRows(const Tensor& indices, const Geometry& g,
                    const TensorShape& target, CpuRows* r);
 
-// The error for bad row `row` of `indices` (first bad row of a call).
+// The error for bad row `row` of `indices` (first bad row of a call) into
+// `target`: of a scatter, or of a gather (`gather`: TensorFlow names the row
+// by its position in indices' outer dims, and an empty params has its own
+// message).
 Status BadRowError(const Tensor& indices, const Geometry& g, int64_t row,
-                   const TensorShape& target);
+                   const TensorShape& target, bool gather);
 
 // The op's intra-op thread pool.
 Parallel CpuParallel(OpKernelContext* c);
 
-// "indices[row] = [coords] does not index into shape target".
-Status BadIndexError(int64_t row, const std::vector<int64_t>& coords,
-                     const TensorShape& target);
+// The same from the row's index values `coords`.
+Status BadIndexError(const TensorShape& indices, int64_t row,
+                     const std::vector<int64_t>& coords,
+                     const TensorShape& target, bool gather);
 
 // Scratch for the cores from allocate_temp on the op's device. The tensors
 // are released when the backend call returns; on a GPU that is before its
@@ -104,7 +108,8 @@ Status PrepareGpuCall(const Tensor& indices, const Geometry& g,
 
 // The Status of a finished core call: its error, or the first bad row.
 Status GpuCallStatus(const GpuCallState& s, const char* error,
-                     const TensorShape& target);
+                     const TensorShape& indices, const TensorShape& target,
+                     bool gather);
 #endif  // TFSO_WITH_CUDA
 
 }  // namespace tf_scatter_ops

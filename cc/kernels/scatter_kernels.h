@@ -55,7 +55,7 @@ struct CpuBackend {
         shape, ignore, As<E>(updates.flat<T>().data()), As<E>(init), mode,
         As<E>(out->flat<T>().data()), CpuParallel(c), scratch);
     if (bad == kNoScratch) return scratch.status();
-    if (bad >= 0 && !ignore) return BadRowError(indices, g, bad, target);
+    if (bad >= 0 && !ignore) return BadRowError(indices, g, bad, target, false);
     return absl::OkStatus();
   }
 
@@ -69,7 +69,7 @@ struct CpuBackend {
     const ScatterShape shape{r.rows, g.slice, g.nslots};
     const int64_t bad = GatherCpu<E>(shape, As<E>(params.flat<T>().data()),
                                      As<E>(out->flat<T>().data()), CpuParallel(c));
-    if (bad >= 0 && !ignore) return BadRowError(indices, g, bad, params.shape());
+    if (bad >= 0 && !ignore) return BadRowError(indices, g, bad, params.shape(), true);
     return absl::OkStatus();
   }
 };
@@ -98,7 +98,7 @@ struct GpuBackend {
     const char* error = gpu::Scatter<E, Op>(
         s.call, As<E>(updates.flat<T>().data()), As<E>(init), mode,
         As<E>(out->flat<T>().data()));
-    return GpuCallStatus(s, error, target);
+    return GpuCallStatus(s, error, indices.shape(), target, false);
   }
 
   template <typename T>
@@ -110,7 +110,7 @@ struct GpuBackend {
     using E = GpuT<T, AssignOp>;
     const char* error = gpu::Gather<E>(s.call, As<E>(params.flat<T>().data()),
                                        As<E>(out->flat<T>().data()));
-    return GpuCallStatus(s, error, params.shape());
+    return GpuCallStatus(s, error, indices.shape(), params.shape(), true);
   }
 };
 #endif  // TFSO_WITH_CUDA

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "../kernels/shape_messages.h"
 #include "tensorflow/core/framework/op.h"
 #include "tensorflow/core/framework/shape_inference.h"
 
@@ -33,18 +34,14 @@ Status CheckIndices(InferenceContext* c, ShapeHandle target,
                     ShapeHandle indices, const char* what) {
   if (!c->RankKnown(indices)) return absl::OkStatus();
   if (c->Rank(indices) < 1) {
-    return InvalidArgumentError(StrCat(
-        "indices must have rank at least 1 (its last dimension is the index "
-        "depth), got indices shape ",
-        c->DebugString(indices)));
+    return InvalidArgumentError(messages::IndicesRank(c->DebugString(indices)));
   }
   DimensionHandle depth = c->Dim(indices, -1);
   if (c->ValueKnown(depth) && c->RankKnown(target) &&
       c->Value(depth) > c->Rank(target)) {
-    return InvalidArgumentError(StrCat(
-        "index depth indices.shape[-1] = ", c->Value(depth),
-        " exceeds the rank ", c->Rank(target), " of the ", what, " shape ",
-        c->DebugString(target), "; indices shape: ", c->DebugString(indices)));
+    return InvalidArgumentError(messages::DepthExceedsRank(
+        c->Value(depth), c->Rank(target), what, c->DebugString(target),
+        c->DebugString(indices)));
   }
   return absl::OkStatus();
 }
@@ -57,9 +54,8 @@ Status CheckScatter(InferenceContext* c, ShapeHandle output,
                     ShapeHandle indices, ShapeHandle updates) {
   TF_RETURN_IF_ERROR(CheckIndices(c, output, indices, "output"));
   if (c->RankKnown(updates) && c->Rank(updates) < 1) {
-    return InvalidArgumentError(StrCat(
-        "updates must have rank at least 1, got updates shape ",
-        c->DebugString(updates), "; indices shape: ", c->DebugString(indices)));
+    return InvalidArgumentError(messages::UpdatesRank(
+        c->DebugString(updates), c->DebugString(indices)));
   }
   if (!c->RankKnown(indices) || !c->RankKnown(updates)) return absl::OkStatus();
   const int outer = c->Rank(indices) - 1;
@@ -68,10 +64,8 @@ Status CheckScatter(InferenceContext* c, ShapeHandle output,
     outer_ok = !Conflict(c, c->Dim(indices, d), c->Dim(updates, d));
   }
   if (!outer_ok) {
-    return InvalidArgumentError(StrCat(
-        "Outer dimensions of indices and updates must match: updates.shape[:",
-        outer, "] must equal indices.shape[:-1]. Indices shape: ",
-        c->DebugString(indices), ", updates shape: ", c->DebugString(updates)));
+    return InvalidArgumentError(messages::OuterMismatch(
+        c->DebugString(indices), outer, c->DebugString(updates)));
   }
   DimensionHandle depth_dim = c->Dim(indices, -1);
   if (!c->ValueKnown(depth_dim) || !c->RankKnown(output)) {
@@ -84,12 +78,9 @@ Status CheckScatter(InferenceContext* c, ShapeHandle output,
     inner_ok = !Conflict(c, c->Dim(updates, outer + d), c->Dim(output, depth + d));
   }
   if (!inner_ok) {
-    return InvalidArgumentError(StrCat(
-        "Inner dimensions of updates must match the output shape after the "
-        "index depth: updates.shape[",
-        outer, ":] must equal shape[", depth, ":]. Output shape: ",
-        c->DebugString(output), ", updates shape: ", c->DebugString(updates),
-        ", indices shape: ", c->DebugString(indices)));
+    return InvalidArgumentError(messages::InnerMismatch(
+        c->DebugString(output), depth, c->Rank(output), c->DebugString(updates),
+        outer, c->Rank(updates)));
   }
   return absl::OkStatus();
 }
@@ -103,9 +94,7 @@ Status TensorScatterShape(InferenceContext* c) {
 Status ScatterNdShape(InferenceContext* c) {
   ShapeHandle shape_vec = c->input(2);
   if (c->RankKnown(shape_vec) && c->Rank(shape_vec) != 1) {
-    return InvalidArgumentError(StrCat(
-        "shape must be a vector (1-D), got a tensor of shape ",
-        c->DebugString(shape_vec)));
+    return InvalidArgumentError(messages::ShapeNotVector(c->DebugString(shape_vec)));
   }
   ShapeHandle output;
   TF_RETURN_IF_ERROR(c->MakeShapeFromShapeTensor(2, &output));
