@@ -64,3 +64,25 @@ def test_documented_xla_bad_index_behaviour():
     ignore = tf.function(lambda: tso.gather_nd(t, [[4], [-1], [0]], bad_indices_policy="IGNORE"),
                          jit_compile=True)
     ref.assert_same(ignore(), np.array([0., 0., 1.], np.float32))
+
+
+def test_lowering_under_xla_warns_once_when_a_gpu_is_present(monkeypatch):
+    """Keras 3 turns XLA on by default with a GPU; then our kernels are not
+    used, and the user is told so, once."""
+    import warnings
+    monkeypatch.setattr(ops, "_warned_xla_on_gpu", False)
+    monkeypatch.setattr(ops, "_has_gpu", lambda: False)
+    t = tf.zeros([4])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        tf.function(lambda x: tso.tensor_scatter_nd_add(x, [[1]], [1.]), jit_compile=True)(t)
+    assert not [w for w in caught if "tf_scatter_ops" in str(w.message)]  # CPU only: no warning
+    monkeypatch.setattr(ops, "_has_gpu", lambda: True)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        tf.function(lambda x: tso.tensor_scatter_nd_add(x, [[1]], [1.]), jit_compile=True)(t)
+        tf.function(lambda x: tso.gather_nd(x, [[1]]), jit_compile=True)(t)
+        tso.tensor_scatter_nd_add(t, [[1]], [1.])  # eager: ours, no warning
+    ours = [w for w in caught if "tf_scatter_ops" in str(w.message)]
+    assert len(ours) == 1, [str(w.message) for w in caught]
+    assert "jit_compile=False" in str(ours[0].message)

@@ -16,6 +16,7 @@ Semantics (all ops, every device we register):
 """
 
 import contextlib
+import warnings
 
 import numpy as np
 import tensorflow as tf
@@ -63,6 +64,33 @@ def in_xla_context():
         return False
     from tensorflow.python.ops import control_flow_util  # private API
     return control_flow_util.GraphOrParentsInXlaContext(tf.compat.v1.get_default_graph())
+
+
+_warned_xla_on_gpu = False
+
+
+def _has_gpu():
+    return bool(tf.config.list_physical_devices("GPU"))
+
+
+def lowering_to_xla():
+    """in_xla_context(), for a wrapper about to lower to TensorFlow's ops.
+    With a GPU present it warns, once per process: there XLA is often on
+    without the user asking (Keras 3's jit_compile="auto"), and it silently
+    trades our kernels for XLA's."""
+    global _warned_xla_on_gpu
+    if not in_xla_context():
+        return False
+    if not _warned_xla_on_gpu and _has_gpu():
+        _warned_xla_on_gpu = True
+        warnings.warn(
+            "tf_scatter_ops: this function is compiled with XLA (jit_compile=True; Keras 3's "
+            "jit_compile='auto' turns it on when a GPU is present), so the scatter and gather "
+            "ops in it run as TensorFlow's XLA ops: not deterministic on GPU, out-of-bound "
+            "scatter rows dropped and gather indices clamped whatever bad_indices_policy says. "
+            "Compile with jit_compile=False (model.compile(..., jit_compile=False)) to keep "
+            "tf_scatter_ops' kernels and their guarantees.", stacklevel=3)
+    return True
 
 
 # Python name -> the op type: TensorFlow's (used under XLA), and ours with
@@ -120,7 +148,7 @@ def library_op(op_type):
 def _raw_op(op):
     """The op function to call for `op` here: ours, or TensorFlow's under XLA."""
     op_type = _RAW_OPS[op]
-    return getattr(tf.raw_ops, op_type) if in_xla_context() else library_op(op_type)
+    return getattr(tf.raw_ops, op_type) if lowering_to_xla() else library_op(op_type)
 
 
 def public(function):

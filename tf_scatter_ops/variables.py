@@ -94,7 +94,7 @@ def _scatter_variable(op, ref, indices, updates, use_locking, name, policy):
                                        bad_indices_policy=policy)
         parent = getattr(ref, "_parent_op", None)  # an unread value of an earlier update
         with tf.control_dependencies([parent] if parent is not None and not tf.executing_eagerly() else []):
-            if ops.in_xla_context():
+            if ops.lowering_to_xla():
                 update = _xla_scatter(op, ref, indices, updates, use_locking)
             else:
                 update = ops.library_op(resource_op)(ref.handle, indices, updates,
@@ -173,7 +173,7 @@ def gather_rows(var, indices, policy):
     method does."""
     if var.trainable:
         resource_variable_ops.variable_accessed(var)
-    if ops.in_xla_context():  # XLA compiles no ResourceGatherNd; it reads variables in place
+    if ops.lowering_to_xla():  # XLA compiles no ResourceGatherNd; it reads variables in place
         return tf.raw_ops.GatherNd(params=var.value(), indices=indices)
     return ops.library_op("ResourceGatherNd")(var.handle, indices, dtype=var.dtype,
                                            bad_indices_policy=policy)
