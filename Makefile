@@ -4,10 +4,13 @@
 
 SHELL := /bin/bash
 VENV := .venv
-PY := $(VENV)/bin/python
-BUILD := build
-SO := tf_scatter_ops/_tf_scatter_ops.so
+PY ?= $(VENV)/bin/python
+BUILD ?= build
+SO ?= tf_scatter_ops/_tf_scatter_ops.so
 JOBS ?= $(shell nproc)
+# What the TensorFlow flags need first: the venv's install. setup.py builds
+# `library` with another interpreter (PY=...) and clears this.
+TF_FLAGS_DEPS ?= $(VENV)/.installed
 
 KERNEL_SRCS := $(filter-out %.cu.cc,$(wildcard cc/kernels/*.cc))
 OP_SRCS := $(wildcard cc/ops/*.cc)
@@ -23,16 +26,18 @@ TFSO_GPU ?= $(if $(NVCC),1,0)
 CUDA_HOME ?= $(realpath $(shell $(NVCC) --dryrun -c -x cu /dev/null -o /dev/null 2>&1 | sed -n 's/^#\$$ TOP=//p'))
 CU_SRCS := $(wildcard cc/kernels/*.cu.cc)
 CU_HDRS := $(wildcard cc/kernels/*.cuh) cc/kernels/scatter_gpu.h cc/kernels/scratch.h cc/kernels/element_types.h cc/kernels/reducers.h cc/kernels/init_mode.h
-NVCCFLAGS := -std=c++17 -O3 -Xcompiler -fPIC,-fvisibility=hidden -DCUB_WRAPPED_NAMESPACE=tfso_cub \
-  -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=[sm_90,compute_90]
+# nvcc's flags, shared with bazel (third_party/tf/tf_configure.bzl).
+NVCCFLAGS := $(shell cat tools/nvcc_flags)
 ifeq ($(TFSO_GPU),1)
 OBJS += $(patsubst cc/%.cu.cc,$(BUILD)/%.cu.o,$(CU_SRCS))
 GPU_CXXFLAGS := -DTFSO_WITH_CUDA=1
 GPU_LDFLAGS := -L$(CUDA_HOME)/lib64 -l:libcudart_static.a -ldl -lpthread -lrt
 endif
 
-.PHONY: all install demo test test-python bench bazel clean
+.PHONY: all library install demo test test-python bench bazel clean
 all: $(SO)
+# The library alone, with whichever TensorFlow PY imports (setup.py).
+library: $(SO)
 
 # Extra CI steps live in mk/*.mk: each file adds its target to CI_EXTRA,
 # which `make test` runs after pytest and the bazel build.
@@ -47,7 +52,7 @@ $(VENV)/.installed: requirements.txt
 
 # Compile and link flags straight from tf.sysconfig (ABI flag, C++ standard,
 # include and library folders): never hard-coded.
-$(BUILD)/tf_flags.mk: $(VENV)/.installed tools/tf_flags.py
+$(BUILD)/tf_flags.mk: $(TF_FLAGS_DEPS) tools/tf_flags.py
 	mkdir -p $(BUILD)
 	$(PY) tools/tf_flags.py > $@
 -include $(BUILD)/tf_flags.mk
@@ -69,6 +74,7 @@ $(BUILD)/gpu-$(TFSO_GPU).stamp:
 	mkdir -p $(BUILD) && rm -f $(BUILD)/gpu-*.stamp && touch $@
 
 $(SO): $(OBJS)
+	mkdir -p $(dir $@)
 	$(CXX) -o $@ $(OBJS) $(LDFLAGS)
 
 demo: $(VENV)/.installed
@@ -90,10 +96,12 @@ test-python: $(VENV)/.installed
 	$(MAKE) -j$(JOBS) $(SO)
 	$(PY) -m pytest -q tests -m "not slow"
 
-# The same .so through bazel (Debian's bazel 4, offline), then a wheel.
+# The same .so through bazel (Debian's bazel 4, offline), with the GPU
+# kernels when nvcc is found (as here), then a wheel.
+BAZEL_CONFIG := $(if $(filter 1,$(TFSO_GPU)),--config=cuda)
 bazel: $(VENV)/.installed
 	tools/install_bazel.sh
-	PYTHON_BIN_PATH=$(abspath $(PY)) bazel build //...
+	PYTHON_BIN_PATH=$(abspath $(PY)) bazel build $(BAZEL_CONFIG) //...
 	PYTHON_BIN_PATH=$(abspath $(PY)) ./build_pip_pkg.sh $(BUILD)/wheel
 	unzip -l $(BUILD)/wheel/*.whl | grep -q _tf_scatter_ops.so
 	! unzip -l $(BUILD)/wheel/*.whl | grep -q libtensorflow_framework

@@ -2,9 +2,10 @@
 TensorFlow version it was built against (a custom-op .so only loads into that
 one), never containing libtensorflow_framework.so.2.
 
-* `pip wheel .` / `pip install .` compile cc/ here with $CXX (default g++)
-  and the compile/link flags of the TensorFlow installed in the target
-  environment: the interpreter running pip, or $TF_SCATTER_OPS_PYTHON.
+* `pip wheel .` / `pip install .` compile cc/ here with the Makefile's
+  `library` target ($CXX, default g++, and nvcc for the GPU kernels when it is
+  on the PATH) and the compile/link flags of the TensorFlow installed in the
+  target environment: the interpreter running pip, or $TF_SCATTER_OPS_PYTHON.
   TensorFlow is not a build requirement, so pip never downloads one into its
   isolated build environment; we ask a child interpreter without pip's
   overlay instead (with --no-build-isolation it is the same TensorFlow).
@@ -13,8 +14,6 @@ one), never containing libtensorflow_framework.so.2.
   as is (build_pip_pkg.sh does this with bazel's), pinned to its stamp.
 """
 
-import concurrent.futures
-import glob
 import hashlib
 import importlib.util
 import json
@@ -36,6 +35,14 @@ _QUERY = """
 import json, tensorflow as tf
 print(json.dumps({"version": tf.__version__, "cflags": tf.sysconfig.get_compile_flags(),
                   "lflags": tf.sysconfig.get_link_flags()}))
+"""
+
+# Which distribution installed the `tensorflow` package there: tensorflow,
+# tensorflow-cpu, tf-nightly, ... (no TensorFlow import needed).
+_DISTRIBUTION_QUERY = """
+import importlib.metadata as md
+names = sorted(set(md.packages_distributions().get("tensorflow", [])))
+print("tensorflow" if not names or "tensorflow" in names else names[0])
 """
 
 
@@ -80,54 +87,28 @@ def tensorflow_config():
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
-def _sources():
-    """The CPU build: every .cc under cc/ except CUDA sources."""
-    srcs = sorted(glob.glob(os.path.join(HERE, "cc", "kernels", "*.cc")) +
-                  glob.glob(os.path.join(HERE, "cc", "ops", "*.cc")))
-    return [s for s in srcs if not s.endswith((".cu.cc", ".cu"))]
+def tensorflow_distribution():
+    """The name of the distribution that provides TensorFlow in the target
+    environment: the wheel pins that one, so that installing it next to
+    tensorflow-cpu (say) does not pull in a second copy of TensorFlow."""
+    python = os.environ.get("TF_SCATTER_OPS_PYTHON") or sys.executable
+    result = subprocess.run([python, "-c", _DISTRIBUTION_QUERY], env=_target_env(),
+                            cwd=os.path.expanduser("~"), capture_output=True, text=True)
+    name = result.stdout.strip().splitlines()[-1] if result.returncode == 0 and result.stdout.strip() else ""
+    return name or "tensorflow"
 
 
-def compile_library(config, output, objdir):
-    """Compiles cc/ into `output`, one translation unit per job; objects in
-    `objdir` are reused when newer than every source and header and built
-    with the same flags."""
-    cxx = shlex.split(os.environ.get("CXX", "g++"))
-    cflags = ["-O3", "-fPIC", "-fvisibility=hidden", "-Wno-deprecated-declarations",
-              *config["cflags"], f"-DTFSO_TF_VERSION={config['version']}"]
-    lflags = ["-shared", *config["lflags"], "-Wl,-rpath,$ORIGIN/../tensorflow", "-Wl,-O1"]
-    os.makedirs(objdir, exist_ok=True)
-    flags_file = os.path.join(objdir, "flags.json")
-    flags = json.dumps([cxx, cflags, lflags])
-    old_flags = None
-    if os.path.exists(flags_file):
-        with open(flags_file) as f:
-            old_flags = f.read()
-    if old_flags != flags:
-        for old in glob.glob(os.path.join(objdir, "*.o")):
-            os.remove(old)
-        with open(flags_file, "w") as f:
-            f.write(flags)
-    headers = glob.glob(os.path.join(HERE, "cc", "**", "*.h"), recursive=True)
-    newest_header = max((os.path.getmtime(h) for h in headers), default=0)
-
-    def build(src):
-        rel = os.path.relpath(src, os.path.join(HERE, "cc")).replace(os.sep, "_")
-        obj = os.path.join(objdir, rel[:-3] + ".o")
-        if (os.path.exists(obj)
-                and os.path.getmtime(obj) > max(os.path.getmtime(src), newest_header)):
-            return obj
-        cmd = cxx + cflags + ["-c", src, "-o", obj + ".tmp"]
-        print(" ".join(shlex.quote(c) for c in cmd), flush=True)
-        subprocess.run(cmd, check=True)
-        os.replace(obj + ".tmp", obj)
-        return obj
-
-    jobs = int(os.environ.get("TF_SCATTER_OPS_JOBS", os.cpu_count() or 1))
-    with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
-        objs = list(pool.map(build, _sources()))
-    os.makedirs(os.path.dirname(output), exist_ok=True)
-    subprocess.run(cxx + ["-o", output + ".tmp", *objs, *lflags], check=True)
-    os.replace(output + ".tmp", output)
+def compile_library(config, output, builddir):
+    """Compiles cc/ into `output` with the project's Makefile (`make
+    library`, the path `make` itself takes: one translation unit per job,
+    the GPU kernels too when nvcc is found), against the TensorFlow of the
+    target environment; objects are kept in `builddir` for the next build."""
+    python = os.environ.get("TF_SCATTER_OPS_PYTHON") or sys.executable
+    jobs = os.environ.get("TF_SCATTER_OPS_JOBS", str(os.cpu_count() or 1))
+    cmd = ["make", "-C", HERE, f"-j{jobs}", "library", f"PY={python}", f"BUILD={builddir}",
+           f"SO={os.path.abspath(output)}", "TF_FLAGS_DEPS="]
+    print(" ".join(shlex.quote(c) for c in cmd), flush=True)
+    subprocess.run(cmd, check=True, env=_target_env())
     built = stamp.built_against(output)
     if built != config["version"]:
         raise SystemExit(f"{output} is stamped {built!r}, expected {config['version']!r}")
@@ -145,8 +126,8 @@ class BuildPyWithLibrary(build_py):
             shutil.copyfile(PREBUILT, output)
         else:
             key = hashlib.sha256(json.dumps(TF, sort_keys=True).encode()).hexdigest()[:12]
-            objdir = os.path.join(HERE, "build", "pip-objs", f"{TF['version']}-{key}")
-            compile_library(TF, output, objdir)
+            builddir = os.path.join("build", "pip", f"{TF['version']}-{key}")
+            compile_library(TF, output, builddir)
 
 
 class BinaryDistribution(Distribution):
@@ -170,5 +151,5 @@ else:
 setup(
     distclass=BinaryDistribution,
     cmdclass={"build_py": BuildPyWithLibrary},
-    install_requires=["numpy", f"tensorflow=={tf_version}"],
+    install_requires=["numpy", f"{tensorflow_distribution()}=={tf_version}"],
 )

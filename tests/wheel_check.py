@@ -1,25 +1,33 @@
 """Checks built wheels: the ops library inside, libtensorflow_framework never,
-and the metadata pins the TensorFlow version given.
+the metadata pins the TensorFlow version given and, with --gpu, the library
+carries the GPU kernels.
 
-    python wheel_check.py TF_VERSION WHEEL...
+    python wheel_check.py TF_VERSION [--gpu] WHEEL...
 """
 
 import sys
 import zipfile
 
 
-def check(wheel, tf_version):
+def check(wheel, tf_version, gpu):
     with zipfile.ZipFile(wheel) as z:
         names = z.namelist()
         assert "tf_scatter_ops/_tf_scatter_ops.so" in names, f"{wheel}: no ops library"
+        library = z.read("tf_scatter_ops/_tf_scatter_ops.so")
+        if gpu:
+            assert b"TF_SCATTER_OPS_GPU=1;" in library, f"{wheel}: built without the GPU kernels"
         assert not any("libtensorflow_framework" in n for n in names), f"{wheel}: vendors TF"
         metadata = z.read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
     requires = [line.split(":", 1)[1].strip() for line in metadata.splitlines()
                 if line.startswith("Requires-Dist:")]
-    assert f"tensorflow=={tf_version}" in requires, f"{wheel}: requires {requires}"
-    print(f"wheel ok: {wheel} (requires {', '.join(requires)})")
+    # the distribution that installed TensorFlow where the wheel was built
+    assert any(r.split("==")[0] in ("tensorflow", "tensorflow-cpu", "tensorflow_cpu") and
+               r.endswith(f"=={tf_version}") for r in requires), f"{wheel}: requires {requires}"
+    kernels = "CPU and GPU" if b"TF_SCATTER_OPS_GPU=1;" in library else "CPU"
+    print(f"wheel ok: {wheel} (requires {', '.join(requires)}; {kernels} kernels)")
 
 
 if __name__ == "__main__":
-    for w in sys.argv[2:]:
-        check(w, sys.argv[1])
+    gpu = "--gpu" in sys.argv
+    for w in [a for a in sys.argv[2:] if a != "--gpu"]:
+        check(w, sys.argv[1], gpu)

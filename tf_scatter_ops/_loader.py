@@ -18,6 +18,7 @@ import types
 import tensorflow as tf
 
 from tf_scatter_ops._stamp import LIBRARY_NAME, built_against as _built_against
+from tf_scatter_ops._stamp import built_with_gpu as _built_with_gpu
 
 LIBRARY_ENV = "TF_SCATTER_OPS_LIBRARY"
 
@@ -47,6 +48,13 @@ def loaded_path():
 def built_against(path=None):
     """The TensorFlow version stamped into the library at build time, or None."""
     return _built_against(path or library_path())
+
+
+def built_with_gpu(path=None):
+    """Whether the library (the installed one, or `path`) holds the GPU
+    kernels: builds made where nvcc was found do (make, pip, bazel
+    --config=cuda)."""
+    return _built_with_gpu(path or _loaded_path or library_path())
 
 
 def check_version(built, running=None):

@@ -42,3 +42,47 @@ tf_configure = repository_rule(
     environ = ["PYTHON_BIN_PATH"],
     local = True,
 )
+
+def _cuda_home(ctx, nvcc):
+    """The toolkit's folder, as nvcc itself reports it (`nvcc` may be a
+    wrapper script elsewhere), as the Makefile finds it; or $CUDA_HOME."""
+    if ctx.os.environ.get("CUDA_HOME"):
+        return ctx.os.environ["CUDA_HOME"]
+    result = ctx.execute([nvcc, "--dryrun", "-c", "-x", "cu", "/dev/null", "-o", "/dev/null"])
+    for line in (result.stdout + result.stderr).split("\n"):
+        if line.startswith("#$ TOP="):
+            return str(ctx.path(line[len("#$ TOP="):].strip()).realpath)
+    fail("could not find the CUDA toolkit of %s (set CUDA_HOME)" % nvcc)
+
+def _cuda_configure_impl(ctx):
+    """The CUDA toolkit of the nvcc on the PATH (or $NVCC), for the GPU
+    kernels of `bazel build --config=cuda`: nvcc's path and flags (the
+    Makefile's, tools/nvcc_flags) and cudart as a static library."""
+    flags = ctx.read(Label("//:tools/nvcc_flags")).strip()
+    nvcc = ctx.os.environ.get("NVCC") or ctx.which("nvcc")
+    found = nvcc != None
+    if found:
+        ctx.symlink(_cuda_home(ctx, nvcc) + "/lib64/libcudart_static.a", "lib/libcudart_static.a")
+        cudart = """
+cc_library(
+    name = "cudart_static",
+    srcs = ["lib/libcudart_static.a"],
+    linkopts = ["-ldl", "-lpthread", "-lrt"],
+)
+"""
+    else:
+        cudart = """
+cc_library(name = "cudart_static")
+"""
+    ctx.file("BUILD", "package(default_visibility = [\"//visibility:public\"])\n" + cudart)
+    ctx.file("build_defs.bzl", "CUDA_FOUND = %r\nNVCC = %r\nNVCC_FLAGS = %r\n" % (
+        found,
+        str(nvcc) if found else "",
+        flags,
+    ))
+
+cuda_configure = repository_rule(
+    implementation = _cuda_configure_impl,
+    environ = ["CUDA_HOME", "NVCC", "PATH"],
+    local = True,
+)
