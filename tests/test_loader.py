@@ -71,3 +71,16 @@ def test_missing_library_is_an_import_error_that_says_how_to_build(tmp_path):
     """, env=python_env(TF_SCATTER_OPS_LIBRARY=tmp_path / "none.so"))
     assert rc == 0, err[-3000:]
     assert out.startswith("ImportError |") and "is missing" in out and "make" in out, out
+
+
+def test_built_with_gpu_reads_the_loaded_library(tmp_path):
+    """tso.built_with_gpu() says what the loaded library holds: the build's
+    stamp, and the GPU kernels registered for TensorFlow to place."""
+    import tf_scatter_ops as tso
+    from tensorflow.python.framework import kernels
+    gpu_kernels = [k for k in kernels.get_registered_kernels_for_op("TfScatter>TensorScatterAdd").kernel
+                   if k.device_type == "GPU"]
+    assert tso.built_with_gpu() == bool(gpu_kernels)
+    fake = tmp_path / "lib.so"
+    fake.write_bytes(b"\0TF_SCATTER_OPS_BUILT_AGAINST_TF=2.21.0;TF_SCATTER_OPS_GPU=0;\0")
+    assert tso.built_with_gpu(str(fake)) is False
