@@ -4,6 +4,7 @@ user's line for errors inside tf.function, and inputs our ops do not take
 (RaggedTensor, SparseTensor, extension types) handed to TensorFlow's own
 functions by the patch."""
 
+import inspect
 import re
 
 import numpy as np
@@ -156,9 +157,20 @@ class Masked(tf.experimental.ExtensionType):
     mask: tf.Tensor
 
 
-@tf.experimental.dispatch_for_api(tf.gather_nd)
-def _masked_gather_nd(params: Masked, indices, batch_dims=0, name=None, bad_indices_policy=""):
+def _masked_gather(params, indices):
     return Masked(tf.gather_nd(params.values, indices), tf.gather_nd(params.mask, indices))
+
+
+# The dispatch target must have the API's exact signature, which gained
+# bad_indices_policy in a later TensorFlow.
+if "bad_indices_policy" in inspect.signature(tf.gather_nd).parameters:
+    @tf.experimental.dispatch_for_api(tf.gather_nd)
+    def _masked_gather_nd(params: Masked, indices, batch_dims=0, name=None, bad_indices_policy=""):
+        return _masked_gather(params, indices)
+else:
+    @tf.experimental.dispatch_for_api(tf.gather_nd)
+    def _masked_gather_nd(params: Masked, indices, batch_dims=0, name=None):
+        return _masked_gather(params, indices)
 
 
 @tf.experimental.dispatch_for_api(tf.tensor_scatter_nd_update)

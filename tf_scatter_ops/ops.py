@@ -16,6 +16,8 @@ Semantics (all ops, every device we register):
 """
 
 import contextlib
+import functools
+import inspect
 import warnings
 
 import numpy as np
@@ -148,7 +150,18 @@ def library_op(op_type):
 def _raw_op(op):
     """The op function to call for `op` here: ours, or TensorFlow's under XLA."""
     op_type = _RAW_OPS[op]
-    return getattr(tf.raw_ops, op_type) if lowering_to_xla() else library_op(op_type)
+    if lowering_to_xla():
+        theirs = getattr(tf.raw_ops, op_type)
+        if _takes_policy(theirs):  # XLA honours IGNORE in gathers (zeros)
+            return theirs
+        # older TensorFlows' ops have no bad_indices_policy attr
+        return lambda bad_indices_policy="", **inputs: theirs(**inputs)
+    return library_op(op_type)
+
+
+@functools.lru_cache(maxsize=None)
+def _takes_policy(raw_op):
+    return "bad_indices_policy" in inspect.signature(raw_op).parameters
 
 
 def public(function):
