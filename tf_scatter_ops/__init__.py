@@ -12,7 +12,7 @@ Keras layer. `scatter_nd_update/add/sub/min/max` update variables in place.
 """
 
 from tf_scatter_ops import gradients as _gradients  # noqa: F401  (registers)
-from tf_scatter_ops._loader import TensorFlowVersionMismatchError, built_with_gpu, load
+from tf_scatter_ops._loader import TensorFlowVersionMismatchError, active_isa, built_with_gpu, cpu_isa, load
 from tf_scatter_ops.ops import (
     gather_nd,
     scatter_nd,
@@ -44,7 +44,9 @@ except ImportError:  # Keras is optional
 __all__ = [
     "ScatterAccumulate",
     "TensorFlowVersionMismatchError",
+    "active_isa",
     "built_with_gpu",
+    "cpu_isa",
     "gather_nd",
     "is_patched",
     "load",

@@ -57,6 +57,38 @@ def built_with_gpu(path=None):
     return _built_with_gpu(path or _loaded_path or library_path())
 
 
+ISA_ENV = "TF_SCATTER_OPS_ISA"
+ISAS = ("portable", "avx2", "avx512")
+
+
+def _library_function(name):
+    import ctypes
+    function = getattr(ctypes.CDLL(loaded_path() or library_path()), name)
+    function.restype = ctypes.c_char_p
+    return function().decode()
+
+
+def active_isa():
+    """The instruction set the vectorised CPU loops use: "avx512", "avx2" or
+    "portable" (the best the CPU has, capped by $TF_SCATTER_OPS_ISA)."""
+    load()
+    return _library_function("tf_scatter_ops_active_isa")
+
+
+def cpu_isa():
+    """The best instruction set of this CPU that the library has loops for."""
+    load()
+    return _library_function("tf_scatter_ops_cpu_isa")
+
+
+def check_isa_setting(value=None):
+    """Raises ValueError for a $TF_SCATTER_OPS_ISA the library would not know."""
+    value = os.environ.get(ISA_ENV, "") if value is None else value
+    if value and value not in ISAS:
+        raise ValueError(f"{ISA_ENV}={value!r}: expected one of {', '.join(ISAS)} "
+                         "(a value above what the CPU has is capped at it)")
+
+
 def check_version(built, running=None):
     """Raises TensorFlowVersionMismatchError unless `built` is the running TF."""
     running = running or tf.__version__
@@ -89,6 +121,7 @@ def _load_once():
                     "build it with `make` (or install the package with pip)"
                 )
             check_version(built_against(path))
+            check_isa_setting()
             library = tf.load_op_library(path)
             _name_generated_code(library)
             _library, _loaded_path = library, path

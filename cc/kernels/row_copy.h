@@ -3,13 +3,12 @@
 //
 // A gather reads rows at random and writes its output once, in order. With
 // ordinary stores every output line is first read (for ownership), and the
-// random row loads wait on memory. Where the CPU has AVX-512, rows whose size
-// is a multiple of 64 bytes go out with 64-byte non-temporal stores, which
-// skip that read, and the row kRowPrefetch ahead is prefetched. Measured on
-// the 2-core development VM (W7 of the benchmark, back to back): 16.1-16.3
-// -> 12.5 ms at full size, 0.79-0.89 -> 0.55-0.67 ms at 1/16. It takes both
-// halves: 16-byte non-temporal stores with the prefetch gained nothing, 64-byte
-// ones without it were slower (16 -> 22 ms), and the prefetch alone gained
+// random row loads wait on memory. Where the active ISA allows
+// (cpu_features.h), rows go out with non-temporal stores, which skip that
+// read, while the row kRowPrefetch ahead is prefetched: 64-byte stores with
+// AVX-512 for rows of a multiple of 64 bytes, 32-byte stores with AVX2 for
+// rows of a multiple of 32. Both halves matter: non-temporal stores without
+// the prefetch were slower than plain copies, the prefetch alone gained
 // nothing.
 #ifndef TF_SCATTER_OPS_CC_KERNELS_ROW_COPY_H_
 #define TF_SCATTER_OPS_CC_KERNELS_ROW_COPY_H_
@@ -18,7 +17,7 @@
 
 #include "cpu_features.h"
 
-#if defined(TF_SCATTER_OPS_AVX512)
+#if defined(TF_SCATTER_OPS_AVX2)
 #include <immintrin.h>
 #endif
 
@@ -31,13 +30,9 @@ constexpr int64_t kStreamOutputBytes = int64_t(8) << 20;
 constexpr int64_t kRowPrefetch = 16;
 constexpr int64_t kRowPrefetchBytes = 256;
 
-#if defined(TF_SCATTER_OPS_AVX512)
-
-// Whether StreamRow may copy rows of `row_bytes` into `out` (total_bytes).
-inline bool CanStreamRows(const void* out, int64_t row_bytes, int64_t total_bytes) {
-  return HasAvx512() && total_bytes >= kStreamOutputBytes && row_bytes % 64 == 0 &&
-         reinterpret_cast<uintptr_t>(out) % 64 == 0;
-}
+// Copies `bytes` from src to dst with non-temporal stores; the stores are
+// weakly ordered: call StreamFence before another thread reads.
+using StreamRowFn = void (*)(void* dst, const void* src, int64_t bytes);
 
 inline void PrefetchRow(const void* row, int64_t bytes) {
   const char* p = static_cast<const char*>(row);
@@ -45,9 +40,10 @@ inline void PrefetchRow(const void* row, int64_t bytes) {
   for (int64_t k = 0; k < n; k += 64) __builtin_prefetch(p + k, 0, 3);
 }
 
-// dst 64-byte aligned, bytes a multiple of 64 (CanStreamRows said so). The
-// stores are weakly ordered: call StreamFence before another thread reads.
-__attribute__((target(TF_SCATTER_OPS_AVX512))) inline void StreamRow(
+#if defined(TF_SCATTER_OPS_AVX2)
+
+// dst 64-byte aligned, bytes a multiple of 64.
+__attribute__((target(TF_SCATTER_OPS_AVX512))) inline void StreamRow64(
     void* dst, const void* src, int64_t bytes) {
   char* d = static_cast<char*>(dst);
   const char* s = static_cast<const char*>(src);
@@ -56,13 +52,33 @@ __attribute__((target(TF_SCATTER_OPS_AVX512))) inline void StreamRow(
   }
 }
 
+// dst 32-byte aligned, bytes a multiple of 32.
+__attribute__((target(TF_SCATTER_OPS_AVX2))) inline void StreamRow32(
+    void* dst, const void* src, int64_t bytes) {
+  char* d = static_cast<char*>(dst);
+  const char* s = static_cast<const char*>(src);
+  for (int64_t k = 0; k < bytes; k += 32) {
+    _mm256_stream_si256(reinterpret_cast<__m256i*>(d + k),
+                        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + k)));
+  }
+}
+
+// The streaming copy for rows of `row_bytes` into `out` (`total_bytes` in
+// all) under the active ISA, or nullptr for ordinary copies.
+inline StreamRowFn PickStreamRow(const void* out, int64_t row_bytes, int64_t total_bytes) {
+  if (total_bytes < kStreamOutputBytes) return nullptr;
+  const uintptr_t address = reinterpret_cast<uintptr_t>(out);
+  const Isa isa = ActiveIsa();
+  if (isa >= Isa::kAvx512 && row_bytes % 64 == 0 && address % 64 == 0) return StreamRow64;
+  if (isa >= Isa::kAvx2 && row_bytes % 32 == 0 && address % 32 == 0) return StreamRow32;
+  return nullptr;
+}
+
 inline void StreamFence() { _mm_sfence(); }
 
-#else  // no streaming: CanStreamRows is false and the rest is never called
+#else  // no streaming: PickStreamRow says so and StreamFence is never needed
 
-inline bool CanStreamRows(const void*, int64_t, int64_t) { return false; }
-inline void PrefetchRow(const void*, int64_t) {}
-inline void StreamRow(void*, const void*, int64_t) {}
+inline StreamRowFn PickStreamRow(const void*, int64_t, int64_t) { return nullptr; }
 inline void StreamFence() {}
 
 #endif

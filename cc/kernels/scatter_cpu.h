@@ -310,8 +310,9 @@ int64_t GatherCpu(const ScatterShape& s, const T* params, T* out,
   if (S == 0) return Linearize(s.rows, nullptr, parallel);
   std::atomic<int64_t> first_bad{INT64_MAX};
   const int64_t row_bytes = S * static_cast<int64_t>(sizeof(T));
-  const bool stream = std::is_trivially_copyable<T>::value &&
-                      CanStreamRows(out, row_bytes, s.rows.n * row_bytes);
+  const StreamRowFn stream = std::is_trivially_copyable<T>::value
+                                 ? PickStreamRow(out, row_bytes, s.rows.n * row_bytes)
+                                 : nullptr;
   parallel.For(s.rows.n, S + 6, [&](int64_t begin, int64_t end) {
     KeepFirstBad(&first_bad, ForEachBatch(s.rows, begin, end, [&](int64_t b, int64_t e,
                                                                   const int64_t* slots) {
@@ -324,7 +325,7 @@ int64_t GatherCpu(const ScatterShape& s, const T* params, T* out,
           if (i + kRowPrefetch < e && slots[i + kRowPrefetch - b] >= 0) {
             PrefetchRow(params + slots[i + kRowPrefetch - b] * S, row_bytes);
           }
-          StreamRow(dst, params + slot * S, row_bytes);
+          stream(dst, params + slot * S, row_bytes);
         } else if constexpr (std::is_trivially_copyable<T>::value) {
           std::memcpy(static_cast<void*>(dst), params + slot * S, S * sizeof(T));
         } else {

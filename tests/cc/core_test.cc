@@ -628,13 +628,23 @@ void SameLinearizers() {
   SameLinearizers<int64_t, 1>(rng); SameLinearizers<int64_t, 2>(rng); SameLinearizers<int64_t, 3>(rng);
 }
 
-// Gathers large enough to stream (row_copy.h): rows of 64 bytes into a
-// 64-byte-aligned output of >= 8 MiB, with bad rows (zeros), checked element
-// by element against the params; then the same into an output one float off
+// Every ISA this CPU has (cpu_features.h), lowest first.
+std::vector<tso::Isa> CpuIsas() {
+  std::vector<tso::Isa> isas;
+  for (tso::Isa isa : {tso::Isa::kPortable, tso::Isa::kAvx2, tso::Isa::kAvx512}) {
+    if (isa <= tso::CpuIsa()) isas.push_back(isa);
+  }
+  return isas;
+}
+
+// Gathers large enough to stream (row_copy.h): rows of S floats into an
+// aligned output of >= 8 MiB, with bad rows (zeros), checked element by
+// element against the params; then the same into an output one float off
 // alignment, which must fall back to ordinary copies with the same result.
+// Returns how many of the two streamed.
 int64_t g_streamed = 0;
-void StreamedGather() {
-  const int64_t nparams = 5000, S = 16, n = 140000;
+int StreamedGather(int64_t S) {
+  const int64_t nparams = 5000, n = 140000 * 16 / S;
   std::mt19937_64 rng(7);
   std::vector<float> params(nparams * S);
   for (auto& v : params) v = static_cast<float>(rng() % 100000) - 50000.0f;
@@ -648,8 +658,9 @@ void StreamedGather() {
   const tso::ScatterShape shape{r.rows, S, nparams};
   const int64_t bytes = n * S * int64_t(sizeof(float));
   float* buf = static_cast<float*>(std::aligned_alloc(64, bytes + 64));
+  int streamed = 0;
   for (float* out : {buf, buf + 1}) {
-    if (tso::CanStreamRows(out, S * sizeof(float), bytes)) ++g_streamed;
+    if (tso::PickStreamRow(out, S * sizeof(float), bytes) != nullptr) ++streamed;
     std::fill(out, out + n * S, -1.0f);
     const int64_t bad = tso::GatherCpu<float>(shape, params.data(), out, ThreadParallel(3, 1));
     CHECK(bad == first_bad, "streamed gather: bad row %lld, expected %lld", (long long)bad,
@@ -661,15 +672,31 @@ void StreamedGather() {
         wrong += out[i * S + k] != want;
       }
     }
-    CHECK(wrong == 0, "streamed gather (offset %d): %lld wrong elements", int(out - buf),
-          (long long)wrong);
+    CHECK(wrong == 0, "streamed gather (%s, %lld floats a row, offset %d): %lld wrong elements",
+          tso::IsaName(tso::ActiveIsa()), (long long)S, int(out - buf), (long long)wrong);
   }
   std::free(buf);
-#if defined(TF_SCATTER_OPS_AVX512)
-  CHECK(g_streamed == 1 || !tso::HasAvx512(),
-        "this CPU has AVX-512, but %lld of the gathers streamed (expected 1)",
-        (long long)g_streamed);
-#endif
+  g_streamed += streamed;
+  return streamed;
+}
+
+// The vectorised paths under every ISA the CPU has: the linearisers agree
+// with the portable loop, and the streamed gathers are right and stream
+// exactly when that ISA can (64-byte rows: AVX2 and AVX-512; 32-byte rows:
+// AVX2 stores, also under AVX-512; aligned outputs only).
+void EveryIsa() {
+  for (tso::Isa isa : CpuIsas()) {
+    tso::SetIsa(isa);
+    CHECK(tso::ActiveIsa() == isa, "SetIsa(%s) did not take", tso::IsaName(isa));
+    SameLinearizers();
+    const int want = isa >= tso::Isa::kAvx2 ? 1 : 0;
+    for (int64_t S : {16, 8}) {
+      const int streamed = StreamedGather(S);
+      CHECK(streamed == want, "%s: %d of the gathers of %lld-float rows streamed (expected %d)",
+            tso::IsaName(isa), streamed, (long long)S, want);
+    }
+  }
+  tso::SetIsa(tso::CpuIsa());
 }
 
 }  // namespace
@@ -679,12 +706,17 @@ int main(int argc, char** argv) {
   const uint64_t seed = argc > 2 ? std::strtoull(argv[2], nullptr, 10) : 12345;
   std::mt19937_64 rng(seed);
   FixedCases();
-  StreamedGather();
-  SameLinearizers();
+  EveryIsa();
+  const std::vector<tso::Isa> isas = CpuIsas();
   int64_t case_no = 0;
-  Big<float>(rng, case_no);
-  Big<uint8_t>(rng, case_no);
+  for (tso::Isa isa : isas) {
+    tso::SetIsa(isa);
+    Big<float>(rng, case_no);
+    Big<uint8_t>(rng, case_no);
+  }
   for (int64_t c = 0; c < cases; ++c, ++case_no) {
+    // the random cases cycle through the ISAs the CPU has
+    tso::SetIsa(isas[(c / 10) % isas.size()]);
     switch (c % 10) {
       case 0: AllOps<float, true, true>(rng, case_no); break;
       case 1: AllOps<double, true, true>(rng, case_no); break;
@@ -699,10 +731,11 @@ int main(int argc, char** argv) {
     }
   }
   CHECK(g_no_scratch > 0, "no call ran out of scratch: that path went unchecked");
-  std::printf("core_test: %lld random cases + fixed/big cases, %lld checks (%lld calls without "
-              "scratch, %lld streamed gathers), %d failures (seed %llu)\n",
-              (long long)cases, (long long)g_checks, (long long)g_no_scratch,
-              (long long)g_streamed, g_failures,
-              (unsigned long long)seed);
+  std::string names;
+  for (tso::Isa isa : isas) names += std::string(names.empty() ? "" : ", ") + tso::IsaName(isa);
+  std::printf("core_test: %lld random cases + fixed/big cases under %s, %lld checks (%lld calls "
+              "without scratch, %lld streamed gathers), %d failures (seed %llu)\n",
+              (long long)cases, names.c_str(), (long long)g_checks, (long long)g_no_scratch,
+              (long long)g_streamed, g_failures, (unsigned long long)seed);
   return g_failures == 0 ? 0 : 1;
 }
