@@ -81,6 +81,7 @@ demo: $(VENV)/.installed
 	$(MAKE) -j$(JOBS) $(SO)
 	TF_CPP_MIN_LOG_LEVEL=3 $(PY) -m tf_scatter_ops.demo
 	TF_CPP_MIN_LOG_LEVEL=3 $(PY) -m tf_scatter_ops.bench --quick --only W1,W3,W5,W7,W8,T2,T5,T6
+	TF_CPP_MIN_LOG_LEVEL=3 $(PY) -m tf_scatter_ops.bench --sweep --quick --out $(BUILD)/bench/sweep
 
 test: $(VENV)/.installed
 	$(MAKE) -j$(JOBS) $(SO)
@@ -88,9 +89,15 @@ test: $(VENV)/.installed
 	$(MAKE) bazel
 	$(if $(strip $(CI_EXTRA)),$(MAKE) $(CI_EXTRA))
 
+# The full benchmark under both of TensorFlow's CPU allocators, the size
+# sweep, and the quick table under every ISA this CPU has.
 bench: $(VENV)/.installed
 	$(MAKE) -j$(JOBS) $(SO)
-	TF_CPP_MIN_LOG_LEVEL=3 $(PY) -m tf_scatter_ops.bench
+	TF_CPP_MIN_LOG_LEVEL=3 $(PY) -m tf_scatter_ops.bench --out $(BUILD)/bench/default
+	TF_CPU_ALLOCATOR_USE_BFC=true TF_CPP_MIN_LOG_LEVEL=3 $(PY) -m tf_scatter_ops.bench --out $(BUILD)/bench/bfc
+	TF_CPP_MIN_LOG_LEVEL=3 $(PY) -m tf_scatter_ops.bench --sweep --out $(BUILD)/bench/sweep
+	set -e; for isa in $$(TF_CPP_MIN_LOG_LEVEL=3 $(PY) -c 'import tf_scatter_ops as t; i = ["portable", "avx2", "avx512"]; print(*i[:i.index(t.cpu_isa()) + 1])' 2>/dev/null); do \
+	  TF_CPP_MIN_LOG_LEVEL=3 $(PY) -m tf_scatter_ops.bench --quick --isa $$isa --only W1,W3,W5,W7 --out $(BUILD)/bench/$$isa; done
 
 test-python: $(VENV)/.installed
 	$(MAKE) -j$(JOBS) $(SO)

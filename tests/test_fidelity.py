@@ -142,7 +142,7 @@ def _value(x):
 def test_patched_gather_nd_hands_ragged_params_to_tensorflow(name, case):
     expected = _value(case(tf.gather_nd))
     with tso.patched():
-        assert tf.gather_nd is not tso.gather_nd.__wrapped__
+        assert tso.is_patched() and tf.gather_nd is not tso.gather_nd  # ours, with the fallback
         got = _value(case(tf.gather_nd))
         got_v1 = _value(case(lambda p, i, batch_dims=0: tf.compat.v1.gather_nd(p, i, batch_dims=batch_dims)))
         traced = tf.function(lambda: case(tf.gather_nd))()
@@ -222,3 +222,17 @@ def test_patched_functions_give_sparse_tensors_tensorflows_answer():
 def test_unpatched_functions_name_the_type_they_do_not_take(call, kind):
     with pytest.raises(ValueError, match=rf"not a {kind}; TensorFlow's own function takes it"):
         call()
+
+
+def test_autograph_calls_our_functions_as_they_are():
+    """Like TensorFlow's own functions, ours are not converted by AutoGraph
+    when a tf.function calls them (no converted copy of library code)."""
+    from tensorflow.python.autograph.impl import api  # private: the check AutoGraph makes
+    for name in tso.__all__:
+        f = getattr(tso, name)
+        if callable(f) and name.startswith(("scatter", "tensor_scatter", "gather")):
+            assert api.is_autograph_artifact(f), name
+    from tensorflow.python.ops import resource_variable_ops
+    with tso.patched():
+        assert api.is_autograph_artifact(tf.gather_nd)
+        assert api.is_autograph_artifact(resource_variable_ops.BaseResourceVariable.scatter_nd_add)

@@ -222,6 +222,50 @@ def copy_bandwidth(nbytes=512 * M, threads=os.cpu_count() or 1, repeats=5):
     return 2 * nbytes / best
 
 
+def machine():
+    """What the numbers were measured on: CPU model, the ISA our loops use,
+    TensorFlow's CPU allocator."""
+    model = "unknown CPU"
+    try:
+        with open("/proc/cpuinfo") as f:
+            model = next((line.split(":", 1)[1].strip() for line in f if line.startswith("model name")), model)
+    except OSError:
+        pass
+    bfc = os.environ.get("TF_CPU_ALLOCATOR_USE_BFC", "").lower() in ("1", "true")
+    return dict(cpu=model, cpus=os.cpu_count(), isa=tso.active_isa(), cpu_isa=tso.cpu_isa(),
+                allocator="bfc" if bfc else "default", tf=tf.__version__)
+
+
+def first_touch_cost(nbytes=64 * M, repeats=3):
+    """Seconds per 4 KiB page of writing a freshly allocated buffer beyond
+    rewriting one already mapped: what a fresh output costs before any work
+    (TensorFlow's default CPU allocator hands out fresh pages for large
+    tensors on every call; its BFC allocator reuses them)."""
+    pages = nbytes // 4096
+    best = float("inf")
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fresh = np.empty(nbytes, np.uint8)
+        fresh.fill(1)
+        t1 = time.perf_counter()
+        fresh.fill(2)
+        t2 = time.perf_counter()
+        best = min(best, ((t1 - t0) - (t2 - t1)) / pages)
+        del fresh
+    return max(best, 0.0)
+
+
+def output_bytes(w, args):
+    """Bytes of the output the op allocates (a fresh tensor, when the input
+    buffer is not forwarded); none for in-place variable updates."""
+    if w.kind in ("variable", "sgd", "loop"):
+        return 0
+    if w.op == "gather_nd":
+        params, _ = args
+        return w.n * params.dtype.size * int(np.prod(w.shape[w.depth:]))
+    return int(np.prod(w.shape)) * tf.as_dtype(w.dtype).size
+
+
 def implementations(w):
     ours, theirs = getattr(tso, w.op), getattr(tf, w.op)
     if w.eager_tiny:
@@ -283,15 +327,18 @@ def time_workload(w, impls, args, rounds, tick, burst=3):
             {k: statistics.median(v) for k, v in first.items()})
 
 
-def render(results):
+def render(results, info):
     bws = [r["bandwidth"] / 1e9 for r in results if r["bandwidth"]]
     bandwidth = f"{min(bws):.1f}-{max(bws):.1f}" if bws else "-"
-    lines = [f"copy bandwidth (memory floor), measured before each workload: {bandwidth} GB/s, "
+    lines = [f"{info['cpu']} ({info['cpus']} CPUs), our loops: {info['isa']} (CPU: {info['cpu_isa']}), "
+             f"TensorFlow {info['tf']}, CPU allocator: {info['allocator']}",
+             f"copy bandwidth (memory floor), measured before each workload: {bandwidth} GB/s; "
+             f"first touch of a fresh page: {info['first_touch_us']:.2f} us; "
              f"intra-op threads: {tf.config.threading.get_intra_op_parallelism_threads() or os.cpu_count()}",
              "",
              f"{'workload':<9} {'ours ms':>9} {'TF ms':>9} {'XLA ms':>9} {'vs TF':>7} {'vs XLA':>7} "
-             f"{'x floor':>8} {'1st ms':>9} {'1st x fl':>8}  title",
-             "-" * 120]
+             f"{'x floor':>8} {'1st ms':>9} {'1st x fl':>8} {'faults':>7}  title",
+             "-" * 128]
     for r in results:
         unit = 1e6 if r["per_call"] else 1e3
         fmt = (lambda v: f"{v * unit:8.2f}{'us' if r['per_call'] else ''}") if r["per_call"] else \
@@ -301,10 +348,14 @@ def render(results):
         floor = f"{r['ours'] / r['floor']:7.2f}x" if r["floor"] else f"{'-':>8}"
         first = r["first"]["ours"]
         first_floor = f"{first / r['floor']:7.2f}x" if r["floor"] else f"{'-':>8}"
+        faults = f"{100 * r['faults'] / r['ours']:6.0f}%" if r.get("faults") else f"{'-':>7}"
         lines.append(f"{r['name']:<9} {fmt(r['ours'])} {fmt(r['tf'])} {xla} "
-                     f"{r['tf'] / r['ours']:6.1f}x {vs_xla} {floor} {fmt(first)} {first_floor}  {r['title']}")
+                     f"{r['tf'] / r['ours']:6.1f}x {vs_xla} {floor} {fmt(first)} {first_floor} {faults}  "
+                     f"{r['title']}")
     lines += ["", "ms: median of all calls; 1st: median of the first call of each burst, which follows "
-              "another implementation (TensorFlow's serial kernel leaves the pool's threads idle)"]
+              "another implementation (TensorFlow's serial kernel leaves the pool's threads idle); "
+              "faults: the share of our time that first-touching a fresh output would take "
+              "(its pages x the first-touch cost; none with the BFC allocator, which reuses them)"]
     return "\n".join(lines)
 
 
@@ -332,13 +383,103 @@ def plot(results, path):
     fig.savefig(path, dpi=110)
 
 
+SWEEP = ("W1", "W3", "W5", "W7")
+
+
+def sized(w, out_bytes):
+    """Workload `w` scaled so that its output has about `out_bytes`, with the
+    same ratio of updates (rows) to output as at full size."""
+    full = int(np.prod(w.shape)) * 4
+    scale = out_bytes / full
+    if w.depth == 2:
+        side = max(int(round((out_bytes / 4) ** 0.5)), 8)
+        shape = (side, side)
+    else:
+        shape = (max(int(w.shape[0] * scale), 16),) + w.shape[1:]
+    return dataclasses.replace(w, shape=shape, n=max(int(w.n * scale), 16),
+                               title=f"{w.name} at {out_bytes / M:g} MiB")
+
+
+def sweep_main(args):
+    """Time per update row of W1, W3, W5 and W7 at output sizes from 16 KiB
+    up, ours vs TensorFlow's kernel vs XLA, in tf.function and eagerly
+    (XLA only in tf.function); checked first, as the main table is."""
+    info = machine()
+    sizes = [16 << 10 << (2 * k) for k in range(8)]  # 16 KiB .. 256 MiB
+    if args.quick:
+        sizes = sizes[:6]
+    rounds = args.rounds or (3 if args.quick else 5)
+    rng = np.random.default_rng(0)
+    rows = []
+    base = {w.name: w for w in WORKLOADS}
+    for name in SWEEP:
+        for out_bytes in sizes:
+            w = sized(base[name], out_bytes)
+            inputs = make_inputs(w, rng)
+            impls = implementations(w)
+            check(w, impls, inputs)
+            impls.update({"ours eager": getattr(tso, w.op), "tf eager": getattr(tf, w.op)})
+            t, _ = time_workload(w, impls, inputs, rounds, lambda: None, burst=2)
+            rows.append(dict(workload=name, out_bytes=out_bytes, n=w.n,
+                             **{k: v / w.n for k, v in t.items()}))
+            sys.stderr.write(f"\r{name} {out_bytes / M:8.3f} MiB done ")
+            del inputs, impls
+    sys.stderr.write("\n")
+    lines = [f"{info['cpu']}, our loops: {info['isa']}, allocator: {info['allocator']}; ns per update row",
+             f"{'workload':<8} {'output':>10} {'ours':>9} {'TF':>9} {'XLA':>9} {'ours eag':>9} {'TF eag':>9}"
+             f" {'vs TF':>6} {'vs XLA':>6}"]
+    for r in rows:
+        lines.append(f"{r['workload']:<8} {r['out_bytes'] / M:9.3f}M {r['ours'] * 1e9:9.2f} {r['tf'] * 1e9:9.2f} "
+                     f"{r['xla'] * 1e9:9.2f} {r['ours eager'] * 1e9:9.2f} {r['tf eager'] * 1e9:9.2f} "
+                     f"{r['tf'] / r['ours']:5.1f}x {r['xla'] / r['ours']:5.1f}x")
+    print("\n".join(lines))
+    os.makedirs(args.out, exist_ok=True)
+    with open(os.path.join(args.out, "sweep.json"), "w") as f:
+        json.dump(dict(machine=info, rounds=rounds, rows=rows), f, indent=1)
+    plot_sweep(rows, info, os.path.join(args.out, "sweep.png"))
+    print(f"\nwrote {args.out}/sweep.json and {args.out}/sweep.png")
+
+
+def plot_sweep(rows, info, path):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("matplotlib is not installed: no chart", file=sys.stderr)
+        return
+    fig, axes = plt.subplots(1, len(SWEEP), figsize=(16, 4.2), sharey=False)
+    for ax, name in zip(axes, SWEEP):
+        mine = [r for r in rows if r["workload"] == name]
+        x = [r["out_bytes"] for r in mine]
+        for key, style in (("ours", "o-"), ("tf", "s-"), ("xla", "^-"), ("ours eager", "o--"), ("tf eager", "s--")):
+            ax.plot(x, [r[key] * 1e9 for r in mine], style, label=key, markersize=4)
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_title(name)
+        ax.set_xlabel("output bytes")
+    axes[0].set_ylabel("ns per update row (lower is better)")
+    axes[0].legend(fontsize=8)
+    fig.suptitle(f"{info['cpu']} ({info['cpus']} CPUs), our loops: {info['isa']}, allocator: {info['allocator']}")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="16x smaller, fewer rounds")
     parser.add_argument("--rounds", type=int, default=None)
     parser.add_argument("--only", default="", help="comma-separated workload names")
     parser.add_argument("--out", default="build/bench")
+    parser.add_argument("--isa", choices=["portable", "avx2", "avx512"],
+                        help="the instruction set our loops use (capped at what the CPU has)")
+    parser.add_argument("--sweep", action="store_true",
+                        help="instead: W1, W3, W5, W7 from 16 KiB to 256 MiB outputs (--quick: to 16 MiB)")
     args = parser.parse_args(argv)
+    if args.isa:  # read by the library at its first op
+        os.environ["TF_SCATTER_OPS_ISA"] = args.isa
+    if args.sweep:
+        return sweep_main(args)
 
     workloads = [w for w in WORKLOADS if not args.only or w.name in args.only.split(",")]
     if args.quick:
@@ -347,6 +488,8 @@ def main(argv=None):
     rng = np.random.default_rng(0)
     copy_bytes = 128 * M if args.quick else 512 * M
 
+    info = machine()
+    info["first_touch_us"] = first_touch_cost() * 1e6
     total, done = sum(min(rounds, w.rounds or rounds) + 1 for w in workloads), 0
     results = []
     for w in workloads:
@@ -368,18 +511,20 @@ def main(argv=None):
         bandwidth = None if w.eager_tiny else copy_bandwidth(copy_bytes, repeats=3)
         t, t_first = time_workload(w, impls, inputs, min(rounds, w.rounds or rounds), tick)
         nbytes = None if w.eager_tiny else bytes_moved(w, inputs)
+        faults = 0.0
+        if info["allocator"] == "default" and not w.eager_tiny:
+            faults = output_bytes(w, inputs) / 4096 * info["first_touch_us"] * 1e-6
         results.append(dict(name=w.name, title=w.title, ours=t["ours"], tf=t["tf"], xla=t.get("xla"),
                             first=t_first, bandwidth=bandwidth, bytes=nbytes, per_call=w.eager_tiny,
-                            floor=nbytes / bandwidth if nbytes else None))
+                            floor=nbytes / bandwidth if nbytes else None, faults=faults))
         del inputs, impls
     sys.stderr.write("\n")
 
-    table = render(results)
+    table = render(results, info)
     print(table)
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "bench.json"), "w") as f:
-        json.dump(dict(cpus=os.cpu_count(), tf=tf.__version__, quick=args.quick,
-                       rounds=rounds, results=results), f, indent=1)
+        json.dump(dict(machine=info, quick=args.quick, rounds=rounds, results=results), f, indent=1)
     plot(results, os.path.join(args.out, "bench.png"))
     print(f"\nwrote {args.out}/bench.json and {args.out}/bench.png")
 
