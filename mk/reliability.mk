@@ -33,3 +33,10 @@ fuzz: $(VENV)/.installed
 	$(MAKE) -j$(JOBS) $(SO)
 	TF_CPP_MIN_LOG_LEVEL=3 TFSO_FUZZ_PROFILE=long TFSO_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) \
 	  $(PY) -m pytest -q -p no:cacheprovider tests/test_fuzz.py
+
+# Nanoseconds per index row of the lineariser under each ISA (not in CI).
+.PHONY: linearize-bench
+linearize-bench:
+	mkdir -p $(BUILD)
+	$(CXX) -O3 -std=c++17 -pthread -Icc/kernels tools/linearize_bench.cc -o $(BUILD)/linearize_bench
+	$(BUILD)/linearize_bench
