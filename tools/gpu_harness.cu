@@ -358,6 +358,60 @@ void GatherCase(const char* type, Arena* arena) {
   if (!SameBits(d_out.Get(), expect)) Fail(desc + ": result differs from the reference");
 }
 
+// A failed CUDA call on this thread, then good calls: they must succeed
+// (the runtime's last error is read off on entry to every host call).
+void AfterAFailedCall(Arena* arena) {
+  void* p = nullptr;
+  const cudaError_t failed = cudaMalloc(&p, size_t{1} << 62);
+  if (failed == cudaSuccess) {
+    cudaFree(p);
+    return Fail("sticky error: a 2^62-byte cudaMalloc succeeded; the case proves nothing");
+  }
+  Problem p10;
+  p10.index_type = g::IndexType::kInt32;
+  p10.depth = 1;
+  p10.dims = {100};
+  p10.nslots = 100;
+  p10.slice = 4;
+  p10.n = 10;
+  p10.first_bad = -1;
+  for (int64_t i = 0; i < p10.n; ++i) {
+    p10.coords.push_back(i * 7);
+    p10.slots.push_back(i * 7);
+  }
+  DevIndices idx(p10);
+  Vec<uint32_t> params(p10.nslots * p10.slice);
+  for (size_t k = 0; k < params.size(); ++k) params[k] = static_cast<uint32_t>(k);
+  Dev<uint32_t> d_params(params), d_out(p10.n * p10.slice);
+  std::vector<int64_t> coords;
+  g::Call c = MakeCall(p10, idx, /*ignore=*/false, arena, &coords);
+  arena->Reset();
+  const char* err = g::Gather<uint32_t>(c, d_params.p, d_out.p);
+  CK(cudaDeviceSynchronize());
+  ++cases_run;
+  if (err) return Fail(std::string("a good gather after a failed cudaMalloc: ") + err);
+  const Vec<uint32_t> got = d_out.Get();
+  for (int64_t i = 0; i < p10.n; ++i) {
+    for (int64_t j = 0; j < p10.slice; ++j) {
+      if (got[i * p10.slice + j] != params[p10.slots[i] * p10.slice + j]) {
+        return Fail("a good gather after a failed cudaMalloc: wrong values");
+      }
+    }
+  }
+  // and the same after one of our own calls failed (scratch exhausted)
+  Arena tiny(256);
+  g::Call starved = MakeCall(p10, idx, false, &tiny, &coords);
+  if (g::Gather<uint32_t>(starved, d_params.p, d_out.p) == nullptr) {
+    return Fail("a gather with 256 bytes of scratch did not fail");
+  }
+  arena->Reset();
+  c = MakeCall(p10, idx, false, arena, &coords);
+  err = g::Gather<uint32_t>(c, d_params.p, d_out.p);
+  CK(cudaDeviceSynchronize());
+  ++cases_run;
+  if (err) Fail(std::string("a good gather after a failed one: ") + err);
+}
+
 int repeats = 150;
 
 template <typename T, typename Op>
@@ -606,6 +660,8 @@ int main(int argc, char** argv) {
               prop.multiProcessorCount);
   if (quick) repeats = 40;
   Arena arena(size_t{256} << 20);
+  AfterAFailedCall(&arena);
+  std::printf("sticky errors: %s\n", failures ? "FAILED" : "a failed call leaves the next one good");
 
 #define SCATTER(OP, NAME, MODE) [&](auto tag, const char* type) { \
     using T = decltype(tag);                                        \

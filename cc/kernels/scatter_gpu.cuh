@@ -25,6 +25,17 @@ inline const char* LastError() {
   return e == cudaSuccess ? nullptr : cudaGetErrorString(e);
 }
 
+// The runtime keeps the last error of each host thread until it is read, and
+// CUB's launch checks and our early returns only peek at it: an error left by
+// a failed call (ours, or anyone's on this thread) would be reported by the
+// next good one. Every host API call therefore starts by reading it off, and
+// a call that fails reads it off before returning.
+inline void ClearError() { (void)cudaGetLastError(); }
+inline const char* Cleared(const char* error) {
+  if (error != nullptr) ClearError();
+  return error;
+}
+
 // The index side of a call, shared by every element type (scatter_gpu_plan.cu.cc).
 // Keys and rows are uint32 unless the slots or rows need 64 bits (`wide`).
 // A bad row's key is `nslots`, one past the last slot, so it sorts last.
@@ -165,8 +176,8 @@ void LaunchScatter(const Call& call, const Plan& plan, const T* updates,
 }
 
 template <typename T, typename Op>
-const char* Scatter(Call& call, const T* updates, const T* init, Init mode,
-                    T* out) {
+const char* ScatterOnStream(Call& call, const T* updates, const T* init, Init mode,
+                            T* out) {
   call.bad_row = -1;
   if (call.nslots * call.slice == 0) return nullptr;
   Plan plan;
@@ -186,7 +197,7 @@ const char* Scatter(Call& call, const T* updates, const T* init, Init mode,
 }
 
 template <typename T>
-const char* Gather(Call& call, const T* params, T* out) {
+const char* GatherOnStream(Call& call, const T* params, T* out) {
   call.bad_row = -1;
   if (call.n == 0) return nullptr;
   Plan plan;  // checked even when the slices are empty, as on the CPU
@@ -204,6 +215,19 @@ const char* Gather(Call& call, const T* params, T* out) {
         call.nslots, params, out);
   }
   return LastError();
+}
+
+template <typename T, typename Op>
+const char* Scatter(Call& call, const T* updates, const T* init, Init mode,
+                    T* out) {
+  ClearError();
+  return Cleared(ScatterOnStream<T, Op>(call, updates, init, mode, out));
+}
+
+template <typename T>
+const char* Gather(Call& call, const T* params, T* out) {
+  ClearError();
+  return Cleared(GatherOnStream<T>(call, params, out));
 }
 
 #define TFSO_INSTANTIATE_SCATTER(T, OP) \
