@@ -9,13 +9,19 @@
 //    reducers (reducers.h), compared bitwise.
 // 2. Determinism: large cases with many duplicates and a hot destination,
 //    run three times, bitwise equal to each other and to the reference.
-// 3. Timing: the CPU-speed workloads W1-W7 (float32) against the device's
+// 3. Scale, streams and 64 bits: 10M rows with 5% bad rows (IGNORE) and
+//    with bad rows far apart (ERROR: the first reported, nothing written),
+//    gathers from empty params and of empty slices, calls on a non-blocking
+//    stream behind a spinning kernel (no hidden synchronisation), a uint8
+//    add into 2^32 + 8 slots and a gather of 2.2e9 elements.
+// 4. Timing: the CPU-speed workloads W1-W7 (float32) against the device's
 //    copy bandwidth; with --dump DIR, writes their data and our times for
 //    tools/gpu_torch_bench.py.
 // Exit status 0 only if every check passed.
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <chrono>
 #include <climits>
 #include <cmath>
 #include <cstdint>
@@ -464,6 +470,320 @@ void DeterminismCase(const char* op, const char* type, int64_t nslots,
   }
 }
 
+// ---- cases at scale, on streams and past 32 bits -------------------------
+
+// A depth-1 problem over `nslots` slots from the given index values (any
+// value outside [0, nslots) is a bad row).
+Problem RowsProblem(int64_t nslots, int64_t slice, const std::vector<int64_t>& values,
+                    g::IndexType type) {
+  Problem p;
+  p.depth = 1;
+  p.dims = {nslots};
+  p.nslots = nslots;
+  p.slice = slice;
+  p.n = static_cast<int64_t>(values.size());
+  p.index_type = type;
+  p.coords = values;
+  p.slots.resize(values.size());
+  for (size_t i = 0; i < values.size(); ++i) {
+    const bool ok = values[i] >= 0 && values[i] < nslots;
+    p.slots[i] = ok ? values[i] : -1;
+    if (!ok && p.first_bad < 0) p.first_bad = static_cast<int64_t>(i);
+  }
+  return p;
+}
+
+template <typename T, typename Op>
+Vec<T> Reference(const Problem& p, const Vec<T>& init, const Vec<T>& upd) {
+  Vec<T> expect = init;
+  for (int64_t i = 0; i < p.n; ++i) {
+    if (p.slots[i] < 0) continue;
+    for (int64_t j = 0; j < p.slice; ++j) Op::Apply(expect[p.slots[i] * p.slice + j], upd[i * p.slice + j]);
+  }
+  return expect;
+}
+
+// 10M rows into 1000 slots, 5% of them bad, under IGNORE: the bad rows sort
+// to the tail and are dropped; the rest equals the host reference.
+template <typename T, typename Op>
+void IgnoreAtScale(const char* what, Arena* arena) {
+  const int64_t n = 10000000, nslots = 1000;
+  std::vector<int64_t> values(n);
+  for (auto& v : values) {
+    v = Uniform(0, 19) ? Uniform(0, nslots - 1) : (Uniform(0, 1) ? -1 - Uniform(0, 5) : nslots + Uniform(0, 5));
+  }
+  const Problem p = RowsProblem(nslots, 1, values, g::IndexType::kInt32);
+  Vec<T> init(nslots), upd(n);
+  for (auto& v : init) v = Random<T>();
+  for (auto& v : upd) v = Random<T>();
+  const Vec<T> expect = Reference<T, Op>(p, init, upd);
+  DevIndices idx(p);
+  Dev<T> d_init(init), d_upd(upd), d_out(nslots);
+  std::vector<int64_t> coords;
+  g::Call c = MakeCall(p, idx, /*ignore=*/true, arena, &coords);
+  arena->Reset();
+  const char* err = g::Scatter<T, Op>(c, d_upd.p, d_init.p, Init::kCopy, d_out.p);
+  CK(cudaDeviceSynchronize());
+  ++cases_run;
+  const std::string desc = std::string("scale: IGNORE ") + what + ", 10M rows into 1000 slots, 5% bad";
+  if (err) return Fail(desc + ": " + err);
+  if (!SameBits(d_out.Get(), expect)) Fail(desc + ": differs from the reference");
+}
+
+// 10M rows with bad rows at 9,999,990 and 6,000,001: the first is reported
+// (with its index value) and nothing is written, in every init mode.
+template <typename T, typename Op>
+void ErrorAtScale(const char* what, Arena* arena) {
+  const int64_t n = 10000000, nslots = 1000;
+  std::vector<int64_t> values(n);
+  for (auto& v : values) v = Uniform(0, nslots - 1);
+  values[9999990] = nslots + 3;
+  values[6000001] = -2;
+  const Problem p = RowsProblem(nslots, 1, values, g::IndexType::kInt64);
+  Vec<T> init(nslots), upd(n);
+  for (auto& v : init) v = Random<T>();
+  for (auto& v : upd) v = Random<T>();
+  DevIndices idx(p);
+  Dev<T> d_init(init), d_upd(upd), d_out(nslots);
+  for (Init mode : {Init::kZero, Init::kCopy, Init::kInPlace}) {
+    const std::string desc = std::string("scale: ERROR ") + what + " init mode " + std::to_string(int(mode));
+    if (mode == Init::kInPlace) {
+      d_out.Put(init);
+    } else {
+      CK(cudaMemset(d_out.p, 0xab, nslots * sizeof(T)));
+    }
+    const Vec<T> before = d_out.Get();
+    std::vector<int64_t> coords;
+    g::Call c = MakeCall(p, idx, /*ignore=*/false, arena, &coords);
+    arena->Reset();
+    const char* err = g::Scatter<T, Op>(c, d_upd.p, d_init.p, mode, d_out.p);
+    CK(cudaDeviceSynchronize());
+    ++cases_run;
+    if (err) { Fail(desc + ": " + err); continue; }
+    if (c.bad_row != 6000001 || coords[0] != -2) {
+      Fail(desc + ": reported row " + std::to_string(c.bad_row) + " = [" + std::to_string(coords[0]) +
+           "], expected 6000001 = [-2]");
+    }
+    if (!SameBits(d_out.Get(), before)) Fail(desc + ": the output was written although the call failed");
+  }
+}
+
+// Gathers with n > 0 from params without elements, and with empty slices.
+void GatherEdges(Arena* arena) {
+  std::vector<int64_t> coords;
+  {  // params of no rows: every row is bad; IGNORE gives zeros, ERROR row 0
+    const Problem p = RowsProblem(0, 3, std::vector<int64_t>(1000, 0), g::IndexType::kInt32);
+    DevIndices idx(p);
+    Dev<uint32_t> d_params(0), d_out(p.n * p.slice);
+    CK(cudaMemset(d_out.p, 0xab, p.n * p.slice * sizeof(uint32_t)));
+    g::Call c = MakeCall(p, idx, /*ignore=*/true, arena, &coords);
+    arena->Reset();
+    const char* err = g::Gather<uint32_t>(c, d_params.p, d_out.p);
+    CK(cudaDeviceSynchronize());
+    ++cases_run;
+    if (err) Fail(std::string("gather from empty params, IGNORE: ") + err);
+    else if (!SameBits(d_out.Get(), Vec<uint32_t>(p.n * p.slice, 0u))) Fail("gather from empty params, IGNORE: not zeros");
+    c = MakeCall(p, idx, /*ignore=*/false, arena, &coords);
+    arena->Reset();
+    err = g::Gather<uint32_t>(c, d_params.p, d_out.p);
+    CK(cudaDeviceSynchronize());
+    ++cases_run;
+    if (err) Fail(std::string("gather from empty params, ERROR: ") + err);
+    else if (c.bad_row != 0) Fail("gather from empty params, ERROR: bad row " + std::to_string(c.bad_row));
+  }
+  {  // empty slices: nothing to copy, but a bad row is still reported
+    std::vector<int64_t> values(1000, 7);
+    values[500] = 100;
+    const Problem p = RowsProblem(100, 0, values, g::IndexType::kInt16);
+    DevIndices idx(p);
+    Dev<uint32_t> d_params(0), d_out(0);
+    for (bool ignore : {true, false}) {
+      g::Call c = MakeCall(p, idx, ignore, arena, &coords);
+      arena->Reset();
+      const char* err = g::Gather<uint32_t>(c, d_params.p, d_out.p);
+      CK(cudaDeviceSynchronize());
+      ++cases_run;
+      if (err) Fail(std::string("gather of empty slices: ") + err);
+      else if (!ignore && c.bad_row != 500) Fail("gather of empty slices: bad row " + std::to_string(c.bad_row));
+    }
+  }
+}
+
+__global__ void SpinKernel(long long cycles) {
+  const long long start = clock64();
+  while (clock64() - start < cycles) {
+  }
+}
+
+// On a non-blocking stream created here, behind a kernel that spins for half
+// a second: an IGNORE call must return to the host while the spin still runs
+// (no hidden synchronisation, nothing on another stream), and its result,
+// after synchronising only that stream, must equal the host reference.
+void NonBlockingStream(Arena* arena) {
+  cudaStream_t s;
+  CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  int device = 0, khz = 0;
+  CK(cudaGetDevice(&device));
+  CK(cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, device));
+  const long long cycles = static_cast<long long>(khz) * 500;  // ~0.5 s
+  const int64_t n = 1000000, nslots = 100000;
+  std::vector<int64_t> values(n);
+  for (auto& v : values) v = Uniform(0, 99) ? Uniform(0, nslots - 1) : nslots + 1;
+  const Problem p = RowsProblem(nslots, 2, values, g::IndexType::kInt64);
+  Vec<float> init(nslots * 2), upd(n * 2);
+  for (auto& v : init) v = Random<float>();
+  for (auto& v : upd) v = Random<float>();
+  const Vec<float> expect = Reference<float, AddOp>(p, init, upd);
+  DevIndices idx(p);
+  Dev<float> d_init(init), d_upd(upd), d_out(init.size()), d_rows(n * 2);
+  CK(cudaDeviceSynchronize());
+  std::vector<int64_t> coords;
+  const char* steps[2] = {"scatter", "gather"};
+  for (int step = 0; step < 2; ++step) {
+    g::Call c = MakeCall(p, idx, /*ignore=*/true, arena, &coords);
+    c.stream = s;
+    arena->Reset();
+    SpinKernel<<<1, 1, 0, s>>>(cycles);
+    const auto t0 = std::chrono::steady_clock::now();
+    const char* err = step == 0 ? g::Scatter<float, AddOp>(c, d_upd.p, d_init.p, Init::kCopy, d_out.p)
+                                : g::Gather<uint32_t>(c, reinterpret_cast<const uint32_t*>(d_out.p),
+                                                      reinterpret_cast<uint32_t*>(d_rows.p));
+    const double host_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    const cudaError_t pending = cudaStreamQuery(s);
+    (void)cudaGetLastError();
+    CK(cudaStreamSynchronize(s));
+    ++cases_run;
+    const std::string desc = std::string("non-blocking stream, ") + steps[step];
+    if (err) { Fail(desc + ": " + err); continue; }
+    if (pending != cudaErrorNotReady || host_ms > 250) {
+      Fail(desc + ": the call waited for the stream (returned after " + std::to_string(host_ms) + " ms)");
+    }
+  }
+  if (!SameBits(d_out.Get(), expect)) Fail("non-blocking stream, scatter: differs from the reference");
+  const Vec<float> rows = d_rows.Get();
+  for (int64_t i = 0; i < n; ++i) {
+    for (int64_t j = 0; j < 2; ++j) {
+      const float want = p.slots[i] < 0 ? 0.0f : expect[p.slots[i] * 2 + j];
+      if (!SameElement(rows[i * 2 + j], want)) {
+        Fail("non-blocking stream, gather: row " + std::to_string(i) + " differs");
+        i = n;
+        break;
+      }
+    }
+  }
+  CK(cudaStreamDestroy(s));
+}
+
+// Past 32 bits: a uint8 add into nslots = 2^32 + 8 slots in place (wide keys,
+// a 33-bit sort) with rows on slots {0, 2^32 - 1, 2^32, 2^32 + 7} and one bad
+// row, under both policies; a gather of more than 2^31 elements, checked at
+// sampled positions. Skipped with a line when the device is short of memory.
+void PastThirtyTwoBits() {
+  size_t free_bytes = 0, total_bytes = 0;
+  CK(cudaMemGetInfo(&free_bytes, &total_bytes));
+  const int64_t nslots = (int64_t{1} << 32) + 8;
+  const size_t need = size_t{12} << 30;
+  if (free_bytes < need) {
+    std::printf("64-bit cases: skipped (%.1f GiB free, need %.0f)\n", free_bytes / 1073741824.0,
+                need / 1073741824.0);
+    return;
+  }
+  Arena arena(size_t{1} << 30);
+  const int64_t targets[4] = {0, (int64_t{1} << 32) - 1, int64_t{1} << 32, (int64_t{1} << 32) + 7};
+  std::vector<int64_t> values(4000);
+  for (auto& v : values) v = targets[Uniform(0, 3)];
+  values[1234] = nslots;  // bad
+  const Problem p = RowsProblem(nslots, 1, values, g::IndexType::kInt64);
+  Vec<uint8_t> upd(p.n);
+  for (auto& v : upd) v = static_cast<uint8_t>(Uniform(0, 50));
+  uint8_t* out = nullptr;
+  CK(cudaMalloc(&out, nslots));
+  CK(cudaMemset(out, 1, nslots));
+  DevIndices idx(p);
+  Dev<uint8_t> d_upd(upd);
+  auto slot_values = [&] {
+    uint8_t v[4];
+    for (int k = 0; k < 4; ++k) CK(cudaMemcpy(&v[k], out + targets[k], 1, cudaMemcpyDeviceToHost));
+    return std::vector<uint8_t>(v, v + 4);
+  };
+  for (bool ignore : {false, true}) {
+    std::vector<int64_t> coords;
+    g::Call c = MakeCall(p, idx, ignore, &arena, &coords);
+    arena.Reset();
+    const char* err = g::Scatter<uint8_t, AddOp>(c, d_upd.p, nullptr, Init::kInPlace, out);
+    CK(cudaDeviceSynchronize());
+    ++cases_run;
+    const std::string desc = std::string("64-bit: uint8 add into 2^32+8 slots, ") + (ignore ? "IGNORE" : "ERROR");
+    if (err) { Fail(desc + ": " + err); continue; }
+    std::vector<uint8_t> want(4, 1);
+    if (ignore) {
+      for (int64_t i = 0; i < p.n; ++i) {
+        for (int k = 0; k < 4; ++k) if (p.slots[i] == targets[k]) want[k] = static_cast<uint8_t>(want[k] + upd[i]);
+      }
+    } else if (c.bad_row != 1234) {
+      Fail(desc + ": reported row " + std::to_string(c.bad_row) + ", expected 1234");
+    }
+    if (slot_values() != want) Fail(desc + ": wrong values at the target slots");
+    for (int k = 0; k < 200; ++k) {  // elsewhere untouched
+      const int64_t at = Uniform(1, nslots - 9);
+      if (at == targets[1]) continue;
+      uint8_t v = 0;
+      CK(cudaMemcpy(&v, out + at, 1, cudaMemcpyDeviceToHost));
+      if (v != 1) { Fail(desc + ": slot " + std::to_string(at) + " changed"); break; }
+    }
+  }
+  CK(cudaFree(out));
+
+  // gather: 2100 rows of 2^20 bytes from [4096, 2^20] params (2.2e9 elements out)
+  const int64_t rows = 4096, slice = int64_t{1} << 20, n = 2100;
+  uint8_t *params = nullptr, *gathered = nullptr;
+  CK(cudaMalloc(&params, rows * slice));
+  CK(cudaMalloc(&gathered, n * slice));
+  for (int64_t r = 0; r < rows; ++r) CK(cudaMemset(params + r * slice, static_cast<int>(r % 251), slice));
+  std::vector<int64_t> picks(n);
+  for (auto& v : picks) v = Uniform(0, rows - 1);
+  const Problem q = RowsProblem(rows, slice, picks, g::IndexType::kInt32);
+  DevIndices qidx(q);
+  std::vector<int64_t> coords;
+  g::Call c = MakeCall(q, qidx, false, &arena, &coords);
+  arena.Reset();
+  const char* err = g::Gather<uint8_t>(c, params, gathered);
+  CK(cudaDeviceSynchronize());
+  ++cases_run;
+  if (err) {
+    Fail(std::string("64-bit: gather of 2.2e9 elements: ") + err);
+  } else {
+    for (int k = 0; k < 2000; ++k) {
+      const int64_t i = Uniform(0, n - 1), j = Uniform(0, slice - 64);
+      uint8_t v[64];
+      CK(cudaMemcpy(v, gathered + i * slice + j, 64, cudaMemcpyDeviceToHost));
+      if (std::any_of(v, v + 64, [&](uint8_t b) { return b != picks[i] % 251; })) {
+        Fail("64-bit: gather of 2.2e9 elements: wrong bytes in row " + std::to_string(i));
+        break;
+      }
+    }
+  }
+  CK(cudaFree(params));
+  CK(cudaFree(gathered));
+}
+
+void ScaleCases() {
+  Arena arena(size_t{2} << 30);
+  const int before = failures;
+  IgnoreAtScale<float, AddOp>("float add", &arena);
+  IgnoreAtScale<uint32_t, AssignOp>("update (32-bit)", &arena);
+  ErrorAtScale<float, AddOp>("float add", &arena);
+  ErrorAtScale<uint32_t, AssignOp>("update (32-bit)", &arena);
+  GatherEdges(&arena);
+  std::printf("bad rows at scale: %s\n", failures == before ? "ok" : "FAILED");
+  const int before_stream = failures;
+  NonBlockingStream(&arena);
+  std::printf("non-blocking stream: %s\n", failures == before_stream ? "ok" : "FAILED");
+  const int before_wide = failures;
+  PastThirtyTwoBits();
+  std::printf("64-bit paths: %s\n", failures == before_wide ? "ok (or skipped)" : "FAILED");
+}
+
 // ---- timing -------------------------------------------------------------
 
 double MedianMs(std::vector<float> v) {
@@ -696,6 +1016,7 @@ int main(int argc, char** argv) {
   DeterminismCase<int64_t, MaxOp>("max", "int64", 500, 2, big, false, &arena);
   std::printf("correctness: %lld random cases, %lld determinism runs, %d failures\n",
               (long long)random_cases, (long long)(cases_run - random_cases), failures);
+  ScaleCases();
 
   RunTimings(dump, quick);
   std::printf("%s\n", failures ? "HARNESS FAILED" : "HARNESS PASSED");
