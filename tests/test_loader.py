@@ -84,3 +84,25 @@ def test_built_with_gpu_reads_the_loaded_library(tmp_path):
     fake = tmp_path / "lib.so"
     fake.write_bytes(b"\0TF_SCATTER_OPS_BUILT_AGAINST_TF=2.21.0;TF_SCATTER_OPS_GPU=0;\0")
     assert tso.built_with_gpu(str(fake)) is False
+
+
+def test_python_dtype_lists_equal_the_registered_op_defs():
+    """The dtype lists the wrappers check (ops.DTYPES, ops.INDEX_DTYPES) are
+    exactly what the registered ops accept, for the tensor and the variable
+    ops alike, so the two cannot drift apart."""
+    from tensorflow.python.framework import op_def_registry
+    from tf_scatter_ops import ops, variables
+
+    def allowed(op_type, attr):
+        op_def = op_def_registry.get("TfScatter>" + op_type)
+        values = next(a for a in op_def.attr if a.name == attr).allowed_values.list.type
+        return {tf.as_dtype(t) for t in values}
+
+    for name, op_type in ops._RAW_OPS.items():
+        value_attr = "Tparams" if name == "gather_nd" else "T"
+        assert allowed(op_type, value_attr) == set(ops.DTYPES[name]), name
+        assert allowed(op_type, "Tindices") == set(ops.INDEX_DTYPES), name
+    for name, (tensor_op, resource_op, ref_op) in variables._OPS.items():
+        for op_type in (resource_op, ref_op):
+            assert allowed(op_type, "T") == set(ops.DTYPES[tensor_op]), op_type
+    assert allowed("ResourceGatherNd", "dtype") == set(ops.DTYPES["gather_nd"])
