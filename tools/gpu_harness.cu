@@ -767,21 +767,27 @@ void PastThirtyTwoBits() {
   CK(cudaFree(gathered));
 }
 
+// Runs one group of cases and prints its line: cases run, failures.
+template <typename F>
+void Group(const char* name, F&& run) {
+  const int failed_before = failures;
+  const int64_t cases_before = cases_run;
+  run();
+  std::printf("%s: %lld cases, %d failures\n", name, (long long)(cases_run - cases_before),
+              failures - failed_before);
+}
+
 void ScaleCases() {
   Arena arena(size_t{2} << 30);
-  const int before = failures;
-  IgnoreAtScale<float, AddOp>("float add", &arena);
-  IgnoreAtScale<uint32_t, AssignOp>("update (32-bit)", &arena);
-  ErrorAtScale<float, AddOp>("float add", &arena);
-  ErrorAtScale<uint32_t, AssignOp>("update (32-bit)", &arena);
-  GatherEdges(&arena);
-  std::printf("bad rows at scale: %s\n", failures == before ? "ok" : "FAILED");
-  const int before_stream = failures;
-  NonBlockingStream(&arena);
-  std::printf("non-blocking stream: %s\n", failures == before_stream ? "ok" : "FAILED");
-  const int before_wide = failures;
-  PastThirtyTwoBits();
-  std::printf("64-bit paths: %s\n", failures == before_wide ? "ok (or skipped)" : "FAILED");
+  Group("bad rows at scale", [&] {
+    IgnoreAtScale<float, AddOp>("float add", &arena);
+    IgnoreAtScale<uint32_t, AssignOp>("update (32-bit)", &arena);
+    ErrorAtScale<float, AddOp>("float add", &arena);
+    ErrorAtScale<uint32_t, AssignOp>("update (32-bit)", &arena);
+    GatherEdges(&arena);
+  });
+  Group("non-blocking stream", [&] { NonBlockingStream(&arena); });
+  Group("64-bit paths", [&] { PastThirtyTwoBits(); });
 }
 
 // ---- timing -------------------------------------------------------------
@@ -983,8 +989,7 @@ int main(int argc, char** argv) {
               prop.multiProcessorCount);
   if (quick) repeats = 40;
   Arena arena(size_t{256} << 20);
-  AfterAFailedCall(&arena);
-  std::printf("sticky errors: %s\n", failures ? "FAILED" : "a failed call leaves the next one good");
+  Group("sticky errors (a good call after a failed one)", [&] { AfterAFailedCall(&arena); });
 
 #define SCATTER(OP, NAME, MODE) [&](auto tag, const char* type) { \
     using T = decltype(tag);                                        \
