@@ -198,3 +198,22 @@ def test_existing_keras_layer_runs_through_the_plugin():
     assert "TfScatter>ScatterNd" in keras_types  # keras.ops.scatter calls tf.scatter_nd
     np.testing.assert_array_equal(got, expected)
     np.testing.assert_allclose(got_grad[0], expected_grad[0], rtol=1e-6)
+
+
+def test_patched_v1_scatter_locks_resource_variables_as_tensorflow_does():
+    """TensorFlow's tf.compat.v1.scatter_nd_add(resource_variable, ...) takes
+    the variable's lock whatever use_locking says; the patched name too."""
+    v = tf.Variable([1., 2., 3.])
+
+    def attrs(f):
+        graph = tf.function(f).get_concrete_function().graph
+        return [op.get_attr("use_locking") for op in graph.get_operations()
+                if op.type.startswith(("TfScatter>ResourceScatterNd", "ResourceScatterNd"))]
+
+    theirs = attrs(lambda: tf.compat.v1.scatter_nd_add(v, [[0]], [1.], use_locking=False))
+    with tso.patched():
+        ours = attrs(lambda: tf.compat.v1.scatter_nd_add(v, [[0]], [1.], use_locking=False))
+        default = attrs(lambda: tf.compat.v1.scatter_nd_sub(v, [[0]], [1.]))
+    assert theirs == ours == default == [True]
+    # called directly, ours honours it
+    assert attrs(lambda: tso.scatter_nd_add(v, [[0]], [1.], use_locking=False)) == [False]

@@ -50,11 +50,15 @@ _V2 = {
 
 def _v1_variable_scatter(op, use_locking):
     """tf.compat.v1.scatter_nd_*(ref, indices, updates, use_locking, name),
-    with TensorFlow's use_locking default; ours honours it where TensorFlow
-    ignores it for resource variables (always locked)."""
+    with TensorFlow's use_locking default and its effect: TensorFlow passes
+    use_locking to ref variables only and always locks a resource variable,
+    so the patched name does the same (code written for TensorFlow keeps its
+    thread safety; tso.scatter_nd_* itself honours use_locking=False)."""
     ours = getattr(variables, op)
 
     def f(ref, indices, updates, use_locking=use_locking, name=None, bad_indices_policy=""):
+        if not getattr(getattr(variables.unwrap(ref), "dtype", None), "_is_ref_dtype", False):
+            use_locking = True
         return ours(ref, indices, updates, use_locking, name, bad_indices_policy)
     f.__name__ = f.__qualname__ = op
     f.__doc__ = ours.__doc__

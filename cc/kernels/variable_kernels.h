@@ -31,7 +31,7 @@ namespace tf_scatter_ops {
 using ::tensorflow::Var;
 
 // Copy-on-write before a sparse in-place write, per backend: TensorFlow's
-// own helper on the CPU; on a GPU the same steps (scatter_geometry.cc), as
+// own helper on the CPU; on a GPU the same steps (variable_kernels.cc), as
 // TensorFlow's GPU copy functor is not reachable from a plugin.
 template <typename T>
 Status EnsureSparseAccess(const CpuBackend*, OpKernelContext* c, Var* v) {
