@@ -13,18 +13,9 @@ from tensorflow.python.framework import kernels
 
 import tf_scatter_ops as tso
 from tf_scatter_ops import _loader, _stamp
-from tf_scatter_ops.ops import DTYPES
+from tf_scatter_ops.ops import DTYPES, _RAW_OPS as OP_NAMES  # Python name -> op type
 import reference as ref
 
-OP_NAMES = {
-    "scatter_nd": "ScatterNd",
-    "tensor_scatter_nd_update": "TensorScatterUpdate",
-    "tensor_scatter_nd_add": "TensorScatterAdd",
-    "tensor_scatter_nd_sub": "TensorScatterSub",
-    "tensor_scatter_nd_min": "TensorScatterMin",
-    "tensor_scatter_nd_max": "TensorScatterMax",
-    "gather_nd": "GatherNd",
-}
 GPU_DTYPES = {op: [d for d in ds if d != tf.string] for op, ds in DTYPES.items()}
 
 

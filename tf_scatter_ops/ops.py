@@ -108,15 +108,13 @@ _RAW_OPS = {
 }
 
 
+@functools.lru_cache(maxsize=None)  # on every eager call: build each name once
 def _snake(op_type):
     """The name of the function tf.load_op_library makes for TfScatter>`op_type`."""
     out = "tf_scatter_"
     for i, ch in enumerate(op_type):
         out += ("_" if i and ch.isupper() else "") + ch.lower()
     return out
-
-
-_FUNCTIONS = {op: _snake(op_type) for op, op_type in _RAW_OPS.items()}
 
 
 class _HideOurFrames(tf_stack.StackTraceFilter):
@@ -263,7 +261,7 @@ def _tensor_scatter(op, tensor, indices, updates, bad_indices_policy, name):
             and type(updates) is _EagerTensor and bad_indices_policy == ""
             and tensor.dtype in _DTYPE_SETS[op] and indices.dtype in _INDEX_SET
             and updates.dtype is tensor.dtype):
-        return getattr(_loader.load(), _FUNCTIONS[op])(tensor, indices, updates)
+        return getattr(_loader.load(), _snake(_RAW_OPS[op]))(tensor, indices, updates)
     policy = check_policy(bad_indices_policy)
     with _scope(name or op):
         tensor = _tensor(tensor, name="tensor")
