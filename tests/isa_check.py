@@ -10,6 +10,7 @@ import numpy as np
 import tensorflow as tf
 
 import tf_scatter_ops as tso
+from tf_scatter_ops.ops import INDEX_DTYPES
 
 MIB = 1 << 20
 
@@ -30,7 +31,7 @@ def main():
         idx = np.stack([rng.integers(0, d, n) for d in shape[:depth]], axis=-1)
         upd = rng.standard_normal(n).astype(np.float32)
         t = np.zeros(shape, np.float32)
-        for dtype in (tf.int16, tf.int32, tf.int64):
+        for dtype in INDEX_DTYPES:
             if dtype == tf.int16 and max(shape) > 2**15 - 1:
                 continue
             i = tf.constant(idx, dtype)

@@ -1,4 +1,4 @@
-"""The bad-input matrix (issue 6): every case runs in a worker subprocess, so
+"""The bad-input matrix: every case runs in a worker subprocess, so
 a crash (segfault, abort, sanitizer report, OOM kill) is a failure of that
 case, not of the test run.
 

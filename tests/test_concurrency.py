@@ -1,4 +1,4 @@
-"""Concurrency (issue 6): 8 Python threads run mixed ops, eagerly and through
+"""Concurrency: 8 Python threads run mixed ops, eagerly and through
 shared tf.functions, for a bounded time; every result is checked bitwise
 against the NumPy reference computed up front. Includes cases big enough to
 take the kernels' parallel paths (the intra-op pool is shared by all

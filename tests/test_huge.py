@@ -65,7 +65,8 @@ def test_int8_tensor_over_2_31_elements():
     assert np.count_nonzero(out.numpy()) == 3
 
 
-# --- issue 6: gathers past 2^31 and the exact shapes of TensorFlow's crash reports.
+# --- Gathers past 2^31, and the exact shapes of TensorFlow's crash reports
+# (tensorflow#127164, tensorflow#126136).
 # Memory: values are int8/uint8 (one byte per element). Peak resident memory
 # per test stays under ~9 GiB: the [1, 46342, 46341] tests hold at most two
 # 2.1 GB tensors (input and output of a tensor_scatter that cannot forward its

@@ -1,4 +1,4 @@
-"""Memory (issue 6): 10,000 calls of each op, on the success path, the
+"""Memory: 10,000 calls of each op, on the success path, the
 IGNORE path and the error path, eager and in a tf.function, do not grow the
 process's resident memory beyond a small bound.
 
@@ -8,10 +8,10 @@ per call would be 80+ MiB over 10,000 calls, far above the bound.
 
 Not measured here: the error path. Every failed eager call grows the
 process's resident memory, with TensorFlow's own kernels too, by an amount
-that varies from run to run (tf.tensor_scatter_nd_sub failing on 32 rows:
-2.5-15 KiB per call; ours 4-7 KiB; a failing 1-row tf.gather_nd ~0.65 KiB);
-no bound both reliable and meaningful was found, so the error-path calls
-below are only checked to raise the right error.
+that varies from run to run (from under 1 KiB to some 15 KiB per call, for
+TensorFlow's ops and ours alike), so no bound is both reliable and
+meaningful there; the error-path calls below are only checked to raise the
+right error.
 """
 
 import gc

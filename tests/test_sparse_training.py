@@ -19,9 +19,8 @@ from tensorflow.python.framework.function_def_to_graph import function_def_to_gr
 
 import sparse_training_worker as worker
 import tf_scatter_ops as tso
+from tf_scatter_ops.ops import INDEX_DTYPES
 from ecosystem_util import kill, python_env
-
-INDEX_DTYPES = [tf.int16, tf.int32, tf.int64]
 
 
 # ---------------------------------------------------------------------------

@@ -6,7 +6,7 @@ import pytest
 import tensorflow as tf
 
 import tf_scatter_ops as tso
-from tf_scatter_ops.ops import DTYPES
+from tf_scatter_ops.ops import DTYPES, INDEX_DTYPES
 import reference as ref
 
 # TensorFlow 2.21 has CPU kernels for exactly our value dtypes
@@ -56,7 +56,7 @@ def test_scatter_nd_parity(dtype, rng):
 def test_gather_nd_parity(dtype, rng):
     for shape, outer, depth in GEOMETRIES + [((3, 4), (2,), 0)]:
         params, idx, _ = case(rng, "gather_nd", dtype, shape, outer, depth)
-        for index_dtype in (tf.int16, tf.int32, tf.int64):
+        for index_dtype in INDEX_DTYPES:
             if shape[0] > 32767 and index_dtype == tf.int16:
                 continue
             i = tf.cast(idx, index_dtype)
@@ -68,7 +68,7 @@ def test_gather_nd_parity(dtype, rng):
 
 
 # Gathers with outputs of >= 8 MiB and rows of a multiple of 64 bytes copy
-# with non-temporal stores where the CPU has AVX-512 (cc/kernels/row_copy.h);
+# with non-temporal stores where the CPU has AVX-512 (cc/kernels/cpu/row_copy.h);
 # rows of other sizes and smaller outputs copy as usual.
 @pytest.mark.parametrize("dtype,row", [(tf.float32, 64), (tf.float64, 16), (tf.int8, 64),
                                        (tf.bfloat16, 96), (tf.float32, 63)],

@@ -19,6 +19,7 @@ import tensorflow as tf
 from tensorflow.python.ops import gen_state_ops
 
 import tf_scatter_ops as tso
+from tf_scatter_ops.ops import DTYPES as TENSOR_DTYPES, INDEX_DTYPES
 import reference as ref
 
 OPS = ("update", "add", "sub", "min", "max")
@@ -29,14 +30,12 @@ TF_RESOURCE = {op: getattr(tf.raw_ops, f"ResourceScatterNd{op.capitalize()}") fo
 # TensorFlow's ref-variable ops (gen_state_ops is never patched either).
 TF_REF = {op: getattr(gen_state_ops, f"scatter_nd_{op}") for op in OPS}
 
-DTYPES = {
-    "update": (tf.float32, tf.float64, tf.int32, tf.int64, tf.bfloat16, tf.complex64, tf.bool, tf.string),
-    "add": (tf.float32, tf.float64, tf.int32, tf.int64, tf.bfloat16, tf.complex64),
-    "sub": (tf.float32, tf.float64, tf.int32, tf.int64, tf.bfloat16, tf.complex64),
-    "min": (tf.float32, tf.float64, tf.int32, tf.int64, tf.bfloat16),
-    "max": (tf.float32, tf.float64, tf.int32, tf.int64, tf.bfloat16),
-}
-INDEX_DTYPES = (tf.int16, tf.int32, tf.int64)
+# A sample of the value dtypes (one of each kind), each op taking those of
+# them that it supports: the variable op accepts its tensor op's dtypes.
+SAMPLE_DTYPES = (tf.float32, tf.float64, tf.int32, tf.int64, tf.bfloat16, tf.complex64,
+                 tf.bool, tf.string)
+DTYPES = {op: tuple(d for d in SAMPLE_DTYPES if d in TENSOR_DTYPES[TENSOR_OP[op]])
+          for op in OPS}
 OP_DTYPES = [(op, d) for op in OPS for d in DTYPES[op]]
 
 # (variable shape, outer shape of indices, depth): repeated indices, slices
@@ -628,6 +627,7 @@ def test_every_mode_gives_tensorflows_result(op, dtype):
 # ---------------------------------------------------------------------------
 # gather_nd from a variable.
 
+# A sample of gather_nd's value dtypes (it takes every dtype of ops.ALL_DTYPES).
 GATHER_DTYPES = (tf.float32, tf.int64, tf.bfloat16, tf.complex64, tf.bool, tf.string)
 
 

@@ -34,7 +34,7 @@ from tf_scatter_ops.variables import (
     scatter_nd_update,
 )
 
-load()  # registers the TfScatter> ops now, not on first use
+load()  # registers the TfScatter> ops at import, not on first use
 
 try:  # the example layer, registered for keras.models.load_model
     from tf_scatter_ops.keras_layers import ScatterAccumulate

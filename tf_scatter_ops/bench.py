@@ -8,9 +8,9 @@ round by round (a burst of 3 calls each, the order rotating), each inside a
 tf.function (XLA: jit_compile=True). The table has the median of all calls,
 the speedups, and the multiple of the memory floor: the time to move the
 workload's bytes at the copy bandwidth measured just before that workload
-(this VM's bandwidth drifts, and one lucky copy should not set every
-workload's floor). It also has the median of our first call in each burst,
-which pays for waking a thread pool that went idle.
+(a machine's copy bandwidth drifts, on shared VMs especially, and one lucky
+copy should not set every workload's floor). It also has the median of our
+first call in each burst, which pays for waking a thread pool that went idle.
 The T workloads are the training loop: tables in variables touched a few
 rows per step (an SGD step on an embedding lookup, in-place adds into a
 variable) and a tf.while_loop updating a loop variable row by row. They are
