@@ -12,11 +12,24 @@ JOBS ?= $(shell nproc)
 # `library` with another interpreter (PY=...) and clears this.
 TF_FLAGS_DEPS ?= $(VENV)/.installed
 
-KERNEL_SRCS := $(filter-out %.cu.cc,$(wildcard cc/kernels/*.cc))
+# Sources (CONTRIBUTING.md, "Layout"): the TensorFlow-free cores in
+# cc/kernels/{common,cpu,cuda}/, the TensorFlow glue and the per-op
+# registration units at the top of cc/kernels/, the ops in cc/ops/.
+KERNEL_SRCS := $(wildcard cc/kernels/*.cc)
 OP_SRCS := $(wildcard cc/ops/*.cc)
 SRCS := $(KERNEL_SRCS) $(OP_SRCS)
 OBJS := $(patsubst cc/%.cc,$(BUILD)/%.o,$(SRCS))
-HDRS := $(wildcard cc/kernels/*.h)
+HDRS := $(wildcard cc/kernels/*.h cc/kernels/*/*.h)
+CPU_CORE_HDRS := $(wildcard cc/kernels/common/*.h cc/kernels/cpu/*.h)
+
+# The cores compile against include folders that hold only their own
+# folders (links to cc/kernels/common and cpu, or common and cuda), so a core
+# that includes the glue or TensorFlow does not build.
+CORE_INCLUDES := $(BUILD)/include/cpu/.made $(BUILD)/include/cuda/.made
+$(CORE_INCLUDES): $(BUILD)/include/%/.made:
+	mkdir -p $(@D)
+	for d in common $*; do ln -sfn $(abspath cc/kernels)/$$d $(@D)/$$d; done
+	touch $@
 
 # GPU kernels: built into the same .so whenever nvcc is found (TFSO_GPU=0
 # turns them off). The CUDA sources include no TensorFlow header; cudart is
@@ -24,8 +37,8 @@ HDRS := $(wildcard cc/kernels/*.h)
 NVCC ?= $(shell command -v nvcc 2>/dev/null)
 TFSO_GPU ?= $(if $(NVCC),1,0)
 CUDA_HOME ?= $(realpath $(shell $(NVCC) --dryrun -c -x cu /dev/null -o /dev/null 2>&1 | sed -n 's/^#\$$ TOP=//p'))
-CU_SRCS := $(wildcard cc/kernels/*.cu.cc)
-CU_HDRS := $(wildcard cc/kernels/*.cuh) cc/kernels/scatter_gpu.h cc/kernels/scratch.h cc/kernels/element_types.h cc/kernels/reducers.h cc/kernels/init_mode.h
+CU_SRCS := $(wildcard cc/kernels/cuda/*.cu.cc)
+CU_HDRS := $(wildcard cc/kernels/common/*.h cc/kernels/cuda/*.h cc/kernels/cuda/*.cuh)
 # nvcc's flags, shared with bazel (third_party/tf/tf_configure.bzl).
 NVCCFLAGS := $(shell cat tools/nvcc_flags)
 ifeq ($(TFSO_GPU),1)
@@ -57,16 +70,16 @@ $(BUILD)/tf_flags.mk: $(TF_FLAGS_DEPS) tools/tf_flags.py
 	$(PY) tools/tf_flags.py > $@
 -include $(BUILD)/tf_flags.mk
 
-CXXFLAGS := -O3 -fPIC -Wall -Wno-sign-compare -Wno-deprecated-declarations -Wno-interference-size -fvisibility=hidden $(TF_CFLAGS) -DTFSO_TF_VERSION=$(TF_VERSION) $(GPU_CXXFLAGS)
+CXXFLAGS := -O3 -fPIC -Wall -Wno-sign-compare -Wno-deprecated-declarations -Wno-interference-size -fvisibility=hidden -Icc/kernels $(TF_CFLAGS) -DTFSO_TF_VERSION=$(TF_VERSION) $(GPU_CXXFLAGS)
 LDFLAGS := -shared $(TF_LFLAGS) -Wl,-rpath,'$$ORIGIN/../tensorflow' -Wl,-O1 $(GPU_LDFLAGS)
 
 $(BUILD)/%.o: cc/%.cc $(HDRS) $(BUILD)/tf_flags.mk $(BUILD)/gpu-$(TFSO_GPU).stamp
 	mkdir -p $(dir $@)
 	$(CXX) $(CXXFLAGS) -c $< -o $@
 
-$(BUILD)/%.cu.o: cc/%.cu.cc $(CU_HDRS)
+$(BUILD)/%.cu.o: cc/%.cu.cc $(CU_HDRS) | $(BUILD)/include/cuda/.made
 	mkdir -p $(dir $@)
-	$(NVCC) $(NVCCFLAGS) -x cu -c $< -o $@
+	$(NVCC) $(NVCCFLAGS) -I$(BUILD)/include/cuda -x cu -c $< -o $@
 
 # Which kind of build the objects are (CPU-only or with GPU kernels): a
 # change rebuilds everything.

@@ -1,4 +1,4 @@
-# Ecosystem CI steps (issue 5), run by `make test` after pytest and `make bazel`:
+# Ecosystem CI steps, run by `make test` after pytest and `make bazel`:
 #  ci-pip-wheel  A fresh venv under build/ gets the TensorFlow version of .venv (a
 #                local install from pip's cache). Its pip runs `pip wheel .` on
 #                the clone: build isolation hides that TensorFlow from the build,

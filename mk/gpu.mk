@@ -9,6 +9,6 @@ endif
 CU_OBJS := $(patsubst cc/%.cu.cc,$(BUILD)/%.cu.o,$(CU_SRCS))
 gpu-harness: $(BUILD)/gpu_harness
 $(BUILD)/gpu_harness: tools/gpu_harness.cu $(CU_OBJS) $(CU_HDRS)
-	$(NVCC) $(NVCCFLAGS) -x cu -c tools/gpu_harness.cu -o $(BUILD)/gpu_harness.o
+	$(NVCC) $(NVCCFLAGS) -I$(BUILD)/include/cuda -x cu -c tools/gpu_harness.cu -o $(BUILD)/gpu_harness.o
 	$(NVCC) $(NVCCFLAGS) $(BUILD)/gpu_harness.o $(CU_OBJS) -o $@
 	@echo "built $@ (run it on a GPU machine with tools/gpu_check.sh)"

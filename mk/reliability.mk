@@ -1,4 +1,4 @@
-# Reliability (issue 6): the sanitizer build of the TensorFlow-free kernel core,
+# Reliability: the sanitizer build of the TensorFlow-free kernel core,
 # run by `make test` through CI_EXTRA, and the long fuzzing profile (`make fuzz`,
 # not part of CI). The CI fuzz profile, the bad-input matrix, huge tensors,
 # concurrency and memory tests are ordinary pytest files under tests/.
@@ -15,12 +15,11 @@ SANITIZE_FLAGS := -std=c++17 -O1 -g -fno-omit-frame-pointer \
   -fsanitize=address,undefined -fno-sanitize-recover=all \
   -Wall -Wextra -Wno-sign-compare -Wno-psabi -pthread
 
-# Only the TensorFlow-free headers: no TensorFlow needed to build or run it.
-$(SANITIZE_BIN): tests/cc/core_test.cc cc/kernels/parallel.h cc/kernels/reducers.h \
-    cc/kernels/index_linearize.h cc/kernels/scatter_cpu.h cc/kernels/scratch.h cc/kernels/row_copy.h cc/kernels/cpu_features.h \
-    $(wildcard cc/kernels/init_mode.h)
+# Only the CPU core's folders (common, cpu) on the include path: no
+# TensorFlow is needed to build or run it.
+$(SANITIZE_BIN): tests/cc/core_test.cc $(CPU_CORE_HDRS) | $(BUILD)/include/cpu/.made
 	mkdir -p $(SANITIZE_DIR)
-	$(CXX) $(SANITIZE_FLAGS) -Icc/kernels $< -o $@
+	$(CXX) $(SANITIZE_FLAGS) -I$(BUILD)/include/cpu $< -o $@
 
 sanitize: $(SANITIZE_BIN)
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:halt_on_error=1 \
@@ -36,7 +35,6 @@ fuzz: $(VENV)/.installed
 
 # Nanoseconds per index row of the lineariser under each ISA (not in CI).
 .PHONY: linearize-bench
-linearize-bench:
-	mkdir -p $(BUILD)
-	$(CXX) -O3 -std=c++17 -pthread -Icc/kernels tools/linearize_bench.cc -o $(BUILD)/linearize_bench
+linearize-bench: | $(BUILD)/include/cpu/.made
+	$(CXX) -O3 -std=c++17 -pthread -I$(BUILD)/include/cpu tools/linearize_bench.cc -o $(BUILD)/linearize_bench
 	$(BUILD)/linearize_bench

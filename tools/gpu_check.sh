@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # GPU check of the CUDA core, for a machine with nvcc and a CUDA GPU (PyTorch
 # optional; TensorFlow not needed). Builds tools/gpu_harness.cu with the core
-# (cc/kernels/scatter_gpu_*.cu.cc) for the local GPU, runs the correctness,
+# (cc/kernels/cuda/*.cu.cc) for the local GPU, runs the correctness,
 # determinism and timing checks, then, when PyTorch is importable, times
 # torch on the same data and cross-checks our results. Prints a table last.
 #
@@ -11,12 +11,15 @@ cd "$(dirname "$0")/.."
 out=${GPU_CHECK_OUT:-build/gpu_check}
 arch=${GPU_ARCH:-native}
 rm -rf "$out/obj" && mkdir -p "$out/obj"
-flags=(-std=c++17 -O3 -DCUB_WRAPPED_NAMESPACE=tfso_cub -arch="$arch")
+# The CUDA core sees only its own folders (cc/kernels/common, cuda).
+mkdir -p "$out/include"
+for d in common cuda; do ln -sfn "$PWD/cc/kernels/$d" "$out/include/$d"; done
+flags=(-std=c++17 -O3 -DCUB_WRAPPED_NAMESPACE=tfso_cub -arch="$arch" -I"$out/include")
 
 echo "== build ($(nvcc --version | tail -1))"
 start=$SECONDS
 pids=()
-for src in tools/gpu_harness.cu cc/kernels/scatter_gpu_*.cu.cc; do
+for src in tools/gpu_harness.cu cc/kernels/cuda/*.cu.cc; do
   obj="$out/obj/$(basename "$src").o"
   nvcc "${flags[@]}" -x cu -c "$src" -o "$obj" & pids+=($!)
 done

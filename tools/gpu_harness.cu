@@ -1,4 +1,4 @@
-// Standalone harness of the CUDA core (cc/kernels/scatter_gpu.h), built with
+// Standalone harness of the CUDA core (cc/kernels/cuda/scatter_gpu.h), built with
 // nvcc alone (no TensorFlow): tools/gpu_check.sh builds and runs it.
 //
 //   gpu_harness [--quick] [--dump DIR]
@@ -6,7 +6,7 @@
 // 1. Correctness: every op and dtype on random cases (duplicates, bad rows
 //    under both policies, zero sizes, int16/32/64 indices, copy / in-place /
 //    zero init) against a serial host reference built from the same
-//    reducers (reducers.h), compared bitwise.
+//    reducers (common/reducers.h), compared bitwise.
 // 2. Determinism: large cases with many duplicates and a hot destination,
 //    run three times, bitwise equal to each other and to the reference.
 // 3. Scale, streams and 64 bits: 10M rows with 5% bad rows (IGNORE) and
@@ -33,7 +33,7 @@
 #include <string>
 #include <vector>
 
-#include "../cc/kernels/scatter_gpu.h"
+#include "cuda/scatter_gpu.h"
 
 using namespace tf_scatter_ops;  // NOLINT
 namespace g = tf_scatter_ops::gpu;

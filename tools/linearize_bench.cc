@@ -5,7 +5,7 @@
 #include <vector>
 // Nanoseconds per index row of the lineariser under each ISA this CPU has
 // (make linearize-bench): the numbers behind PickFillRows.
-#include "index_linearize.h"
+#include "cpu/index_linearize.h"
 namespace tso = tf_scatter_ops;
 template <typename Index>
 void Run(int depth) {

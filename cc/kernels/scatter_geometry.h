@@ -8,11 +8,11 @@
 #include <cstdint>
 #include <vector>
 
-#include "index_linearize.h"
-#include "parallel.h"
-#include "scratch.h"
+#include "cpu/index_linearize.h"
+#include "cpu/parallel.h"
+#include "common/scratch.h"
 #if TFSO_WITH_CUDA
-#include "scatter_gpu.h"
+#include "cuda/scatter_gpu.h"
 #endif
 #include "tensorflow/core/framework/op_kernel.h"
 #include "tensorflow/core/framework/tensor.h"

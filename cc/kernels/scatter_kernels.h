@@ -7,12 +7,12 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "element_types.h"
-#include "reducers.h"
-#include "scatter_cpu.h"
+#include "common/element_types.h"
+#include "common/reducers.h"
+#include "cpu/scatter_cpu.h"
 #include "scatter_geometry.h"
 #if TFSO_WITH_CUDA
-#include "scatter_gpu.h"
+#include "cuda/scatter_gpu.h"
 #endif
 #include "tensorflow/core/framework/op_kernel.h"
 #include "tensorflow/core/framework/register_types.h"

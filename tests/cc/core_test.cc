@@ -1,6 +1,6 @@
-// Sanitizer driver for the TensorFlow-free kernel core (issue 6).
+// Sanitizer driver for the TensorFlow-free CPU core.
 //
-// Includes only cc/kernels/{parallel,reducers,index_linearize,scatter_cpu}.h
+// Includes only the CPU core (cc/kernels/common, cc/kernels/cpu): it builds
 // and checks Linearize + ScatterCpu + GatherCpu against a plain serial loop
 // over the index rows, bitwise, for every reducer, several element types
 // (wrapping ints, floats with NaN, bool, complex, std::string), duplicates,
@@ -26,10 +26,10 @@
 #include <type_traits>
 #include <vector>
 
-#include "index_linearize.h"
-#include "parallel.h"
-#include "reducers.h"
-#include "scatter_cpu.h"
+#include "cpu/index_linearize.h"
+#include "cpu/parallel.h"
+#include "common/reducers.h"
+#include "cpu/scatter_cpu.h"
 
 namespace tso = tf_scatter_ops;
 

@@ -1,5 +1,5 @@
 // GPU min and max (tensor_scatter_nd_min / _max).
-#include "scatter_gpu.cuh"
+#include "cuda/scatter_gpu.cuh"
 
 namespace tf_scatter_ops {
 namespace gpu {

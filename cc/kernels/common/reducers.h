@@ -4,8 +4,8 @@
 // Every reducer applies one update to one output element: out = op(out, upd).
 // Updates are applied in index order, so these definitions fix the result
 // bit for bit (last write wins for Assign, index-order sums for Add/Sub).
-#ifndef TF_SCATTER_OPS_CC_KERNELS_REDUCERS_H_
-#define TF_SCATTER_OPS_CC_KERNELS_REDUCERS_H_
+#ifndef TF_SCATTER_OPS_CC_KERNELS_COMMON_REDUCERS_H_
+#define TF_SCATTER_OPS_CC_KERNELS_COMMON_REDUCERS_H_
 
 #include <type_traits>
 #include <utility>
@@ -90,4 +90,4 @@ struct MaxOp {
 
 }  // namespace tf_scatter_ops
 
-#endif  // TF_SCATTER_OPS_CC_KERNELS_REDUCERS_H_
+#endif  // TF_SCATTER_OPS_CC_KERNELS_COMMON_REDUCERS_H_

@@ -13,8 +13,8 @@
 // (a thread working on a block of destinations, or on a range of columns)
 // that applies that element's updates in row order. The result is therefore
 // bitwise identical to a serial loop in index order, for any thread count.
-#ifndef TF_SCATTER_OPS_CC_KERNELS_SCATTER_CPU_H_
-#define TF_SCATTER_OPS_CC_KERNELS_SCATTER_CPU_H_
+#ifndef TF_SCATTER_OPS_CC_KERNELS_CPU_SCATTER_CPU_H_
+#define TF_SCATTER_OPS_CC_KERNELS_CPU_SCATTER_CPU_H_
 
 #include <algorithm>
 #include <atomic>
@@ -23,11 +23,11 @@
 #include <type_traits>
 #include <vector>
 
-#include "index_linearize.h"
-#include "init_mode.h"
-#include "parallel.h"
-#include "row_copy.h"
-#include "scratch.h"
+#include "cpu/index_linearize.h"
+#include "common/init_mode.h"
+#include "cpu/parallel.h"
+#include "cpu/row_copy.h"
+#include "common/scratch.h"
 
 namespace tf_scatter_ops {
 
@@ -341,4 +341,4 @@ int64_t GatherCpu(const ScatterShape& s, const T* params, T* out,
 
 }  // namespace tf_scatter_ops
 
-#endif  // TF_SCATTER_OPS_CC_KERNELS_SCATTER_CPU_H_
+#endif  // TF_SCATTER_OPS_CC_KERNELS_CPU_SCATTER_CPU_H_

@@ -12,16 +12,16 @@
 // update and integer results are bitwise equal to the CPU kernel, and float
 // sums are the index-order sums. 4- and 8-byte integer add/sub/min/max use
 // integer atomics instead (exact, so order does not matter).
-#ifndef TF_SCATTER_OPS_CC_KERNELS_SCATTER_GPU_H_
-#define TF_SCATTER_OPS_CC_KERNELS_SCATTER_GPU_H_
+#ifndef TF_SCATTER_OPS_CC_KERNELS_CUDA_SCATTER_GPU_H_
+#define TF_SCATTER_OPS_CC_KERNELS_CUDA_SCATTER_GPU_H_
 
 #include <cstddef>
 #include <cstdint>
 
-#include "element_types.h"
-#include "init_mode.h"
-#include "reducers.h"
-#include "scratch.h"
+#include "common/element_types.h"
+#include "common/init_mode.h"
+#include "common/reducers.h"
+#include "common/scratch.h"
 
 namespace tf_scatter_ops {
 namespace gpu {
@@ -75,4 +75,4 @@ const char* Gather(Call& call, const T* params, T* out);
   TFSO_GPU_MINMAX_TYPES(m) m(::tf_scatter_ops::Complex<float>)               \
   m(::tf_scatter_ops::Complex<double>)
 
-#endif  // TF_SCATTER_OPS_CC_KERNELS_SCATTER_GPU_H_
+#endif  // TF_SCATTER_OPS_CC_KERNELS_CUDA_SCATTER_GPU_H_

@@ -5,8 +5,8 @@
 // with new or cudaMalloc. Memory stays valid until the call (on a GPU: its
 // work on the stream) has finished. Allocate returns nullptr when out of
 // memory, and the core then returns without writing its output.
-#ifndef TF_SCATTER_OPS_CC_KERNELS_SCRATCH_H_
-#define TF_SCATTER_OPS_CC_KERNELS_SCRATCH_H_
+#ifndef TF_SCATTER_OPS_CC_KERNELS_COMMON_SCRATCH_H_
+#define TF_SCATTER_OPS_CC_KERNELS_COMMON_SCRATCH_H_
 
 #include <cstddef>
 
@@ -22,4 +22,4 @@ class Scratch {
 
 }  // namespace tf_scatter_ops
 
-#endif  // TF_SCATTER_OPS_CC_KERNELS_SCRATCH_H_
+#endif  // TF_SCATTER_OPS_CC_KERNELS_COMMON_SCRATCH_H_

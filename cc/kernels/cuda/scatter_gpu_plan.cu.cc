@@ -10,7 +10,7 @@
 #include <climits>
 #include <cstring>
 
-#include "scatter_gpu.cuh"
+#include "cuda/scatter_gpu.cuh"
 
 namespace tf_scatter_ops {
 namespace gpu {

@@ -1,5 +1,5 @@
 // GPU add (tensor_scatter_nd_add and scatter_nd; bool ORs for scatter_nd).
-#include "scatter_gpu.cuh"
+#include "cuda/scatter_gpu.cuh"
 
 namespace tf_scatter_ops {
 namespace gpu {

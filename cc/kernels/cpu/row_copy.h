@@ -10,12 +10,12 @@
 // rows of a multiple of 32. Both halves matter: non-temporal stores without
 // the prefetch were slower than plain copies, the prefetch alone gained
 // nothing.
-#ifndef TF_SCATTER_OPS_CC_KERNELS_ROW_COPY_H_
-#define TF_SCATTER_OPS_CC_KERNELS_ROW_COPY_H_
+#ifndef TF_SCATTER_OPS_CC_KERNELS_CPU_ROW_COPY_H_
+#define TF_SCATTER_OPS_CC_KERNELS_CPU_ROW_COPY_H_
 
 #include <cstdint>
 
-#include "cpu_features.h"
+#include "cpu/cpu_features.h"
 
 #if defined(TF_SCATTER_OPS_AVX2)
 #include <immintrin.h>
@@ -85,4 +85,4 @@ inline void StreamFence() {}
 
 }  // namespace tf_scatter_ops
 
-#endif  // TF_SCATTER_OPS_CC_KERNELS_ROW_COPY_H_
+#endif  // TF_SCATTER_OPS_CC_KERNELS_CPU_ROW_COPY_H_

@@ -5,13 +5,13 @@
 // Eigen's half/bfloat16 or std::complex, so it works on layout-compatible
 // stand-ins whose arithmetic matches Eigen's: convert to float, operate,
 // round to nearest even.
-#ifndef TF_SCATTER_OPS_CC_KERNELS_ELEMENT_TYPES_H_
-#define TF_SCATTER_OPS_CC_KERNELS_ELEMENT_TYPES_H_
+#ifndef TF_SCATTER_OPS_CC_KERNELS_COMMON_ELEMENT_TYPES_H_
+#define TF_SCATTER_OPS_CC_KERNELS_COMMON_ELEMENT_TYPES_H_
 
 #include <cstdint>
 #include <cstring>
 
-#include "reducers.h"
+#include "common/reducers.h"
 
 namespace tf_scatter_ops {
 
@@ -127,4 +127,4 @@ TFSO_HD Complex<R>& operator-=(Complex<R>& a, Complex<R> b) {
 
 }  // namespace tf_scatter_ops
 
-#endif  // TF_SCATTER_OPS_CC_KERNELS_ELEMENT_TYPES_H_
+#endif  // TF_SCATTER_OPS_CC_KERNELS_COMMON_ELEMENT_TYPES_H_

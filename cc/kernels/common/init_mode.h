@@ -1,7 +1,7 @@
 // What the output of a scatter holds before the updates are applied; shared
 // by the CPU and CUDA cores. TensorFlow-free.
-#ifndef TF_SCATTER_OPS_CC_KERNELS_INIT_MODE_H_
-#define TF_SCATTER_OPS_CC_KERNELS_INIT_MODE_H_
+#ifndef TF_SCATTER_OPS_CC_KERNELS_COMMON_INIT_MODE_H_
+#define TF_SCATTER_OPS_CC_KERNELS_COMMON_INIT_MODE_H_
 
 namespace tf_scatter_ops {
 
@@ -13,4 +13,4 @@ enum class Init {
 
 }  // namespace tf_scatter_ops
 
-#endif  // TF_SCATTER_OPS_CC_KERNELS_INIT_MODE_H_
+#endif  // TF_SCATTER_OPS_CC_KERNELS_COMMON_INIT_MODE_H_

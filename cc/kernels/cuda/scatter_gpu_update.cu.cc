@@ -1,6 +1,6 @@
 // GPU update (last write wins) and gather: they move bits, one instantiation
 // per element width.
-#include "scatter_gpu.cuh"
+#include "cuda/scatter_gpu.cuh"
 
 namespace tf_scatter_ops {
 namespace gpu {

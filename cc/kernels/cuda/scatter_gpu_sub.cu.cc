@@ -1,5 +1,5 @@
 // GPU sub (tensor_scatter_nd_sub).
-#include "scatter_gpu.cuh"
+#include "cuda/scatter_gpu.cuh"
 
 namespace tf_scatter_ops {
 namespace gpu {

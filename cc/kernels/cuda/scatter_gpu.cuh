@@ -1,15 +1,15 @@
 // Kernels and host drivers of the CUDA core (scatter_gpu.h). CUDA-only,
 // TensorFlow-free; included by the scatter_gpu_*.cu.cc files, which
 // instantiate the drivers per op so that nvcc compiles them in parallel.
-#ifndef TF_SCATTER_OPS_CC_KERNELS_SCATTER_GPU_CUH_
-#define TF_SCATTER_OPS_CC_KERNELS_SCATTER_GPU_CUH_
+#ifndef TF_SCATTER_OPS_CC_KERNELS_CUDA_SCATTER_GPU_CUH_
+#define TF_SCATTER_OPS_CC_KERNELS_CUDA_SCATTER_GPU_CUH_
 
 #include <cuda_runtime.h>
 
 #include <cstdint>
 #include <type_traits>
 
-#include "scatter_gpu.h"
+#include "cuda/scatter_gpu.h"
 
 namespace tf_scatter_ops {
 namespace gpu {
@@ -238,4 +238,4 @@ const char* Gather(Call& call, const T* params, T* out) {
 }  // namespace gpu
 }  // namespace tf_scatter_ops
 
-#endif  // TF_SCATTER_OPS_CC_KERNELS_SCATTER_GPU_CUH_
+#endif  // TF_SCATTER_OPS_CC_KERNELS_CUDA_SCATTER_GPU_CUH_

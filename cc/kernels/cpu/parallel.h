@@ -2,8 +2,8 @@
 // glue backs it with the op's intra-op thread pool; tests and the sanitizer
 // driver back it with a serial loop. The core's results never depend on how
 // the range is split.
-#ifndef TF_SCATTER_OPS_CC_KERNELS_PARALLEL_H_
-#define TF_SCATTER_OPS_CC_KERNELS_PARALLEL_H_
+#ifndef TF_SCATTER_OPS_CC_KERNELS_CPU_PARALLEL_H_
+#define TF_SCATTER_OPS_CC_KERNELS_CPU_PARALLEL_H_
 
 #include <cstdint>
 #include <functional>
@@ -33,4 +33,4 @@ struct Parallel {
 
 }  // namespace tf_scatter_ops
 
-#endif  // TF_SCATTER_OPS_CC_KERNELS_PARALLEL_H_
+#endif  // TF_SCATTER_OPS_CC_KERNELS_CPU_PARALLEL_H_

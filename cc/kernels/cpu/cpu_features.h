@@ -5,8 +5,8 @@
 // variable TF_SCATTER_OPS_ISA=portable|avx2|avx512 (read once; a value above
 // what the CPU has is capped at it) so that any machine can run and measure
 // each path it supports; tests also set it with SetIsa.
-#ifndef TF_SCATTER_OPS_CC_KERNELS_CPU_FEATURES_H_
-#define TF_SCATTER_OPS_CC_KERNELS_CPU_FEATURES_H_
+#ifndef TF_SCATTER_OPS_CC_KERNELS_CPU_CPU_FEATURES_H_
+#define TF_SCATTER_OPS_CC_KERNELS_CPU_CPU_FEATURES_H_
 
 #include <atomic>
 #include <cstdlib>
@@ -79,4 +79,4 @@ inline void SetIsa(Isa isa) {
 
 }  // namespace tf_scatter_ops
 
-#endif  // TF_SCATTER_OPS_CC_KERNELS_CPU_FEATURES_H_
+#endif  // TF_SCATTER_OPS_CC_KERNELS_CPU_CPU_FEATURES_H_

@@ -11,14 +11,14 @@
 // copy straight from it, the grouping passes keep a 4-byte slot per row for
 // their second pass, and only the serial and long-slice paths store every
 // row's 64-bit slot (Linearize).
-#ifndef TF_SCATTER_OPS_CC_KERNELS_INDEX_LINEARIZE_H_
-#define TF_SCATTER_OPS_CC_KERNELS_INDEX_LINEARIZE_H_
+#ifndef TF_SCATTER_OPS_CC_KERNELS_CPU_INDEX_LINEARIZE_H_
+#define TF_SCATTER_OPS_CC_KERNELS_CPU_INDEX_LINEARIZE_H_
 
 #include <atomic>
 #include <cstdint>
 
-#include "cpu_features.h"
-#include "parallel.h"
+#include "cpu/cpu_features.h"
+#include "cpu/parallel.h"
 
 namespace tf_scatter_ops {
 
@@ -189,4 +189,4 @@ inline int64_t Linearize(const IndexRows& rows, int64_t* slots,
 
 }  // namespace tf_scatter_ops
 
-#endif  // TF_SCATTER_OPS_CC_KERNELS_INDEX_LINEARIZE_H_
+#endif  // TF_SCATTER_OPS_CC_KERNELS_CPU_INDEX_LINEARIZE_H_
