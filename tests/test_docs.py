@@ -1,0 +1,519 @@
+"""Every code block in README.md, CONTRIBUTING.md and docs/*.md is checked.
+
+Fenced blocks only (an indented code block is an error: fence it), and
+every fence needs a language this file knows:
+
+* ```python blocks run, each in a fresh Python process with the repository
+  on PYTHONPATH, TF_CPP_MIN_LOG_LEVEL=3 and a temporary working directory.
+  A `print(...)` line must state what it prints in a trailing comment,
+  `print(x)  # -> [0. 3. 0. 0.]`, and the test compares the two (tokens
+  separated by spaces, brackets and commas; `# -> ...text...` means "contains
+  text"); every such line must have run. Other results are `assert`s in the
+  block itself.
+* ```sh blocks are checked, not run (they build, install, or run for an
+  hour): `make X` must be a target of Makefile or mk/*.mk, `python -m
+  tf_scatter_ops.bench ARGS` must parse with the benchmark's own argparse,
+  `pip` and `bazel` lines must name files, packages and configs that exist,
+  a script must exist and be executable (and its flags appear in it).
+  Anything else fails: teach this file the new command.
+
+An HTML comment on the line before a fence gives a block options:
+
+    <!-- test: group=NAME -->      python blocks of one file with the same
+                                   group run in order, each in its own
+                                   process, in one shared directory (e.g.
+                                   save a SavedModel, then load it "in
+                                   another process")
+    <!-- test: prelude=NAME -->    runs PRELUDES[NAME] first, in the same
+                                   process (e.g. an in-process cluster)
+    <!-- test: skip=REASON -->     compiled, not run; reported as skipped
+                                   (in a group: the whole group)
+    <!-- test: timeout=SECONDS --> (default 120)
+"""
+
+import json
+import os
+import re
+import shlex
+import signal
+import subprocess
+import sys
+import tempfile
+import textwrap
+from glob import glob
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DOCS = ["README.md", "CONTRIBUTING.md"] + sorted(
+    os.path.relpath(p, ROOT) for p in glob(os.path.join(ROOT, "docs", "*.md")))
+LANGUAGES = {"python", "sh"}
+OPTION = re.compile(r"^<!--\s*test:(.*)-->\s*$")
+FENCE = re.compile(r"^(\s*)(```+|~~~+)\s*([^\s`]*)\s*$")
+EXPECT = re.compile(r"^(\s*)print\((.*)\)\s*#\s*->\s*(.*?)\s*$")
+DEFAULT_TIMEOUT = 120
+
+
+class Block:
+    def __init__(self, doc, line, language, text, options):
+        self.doc, self.line, self.language, self.text, self.options = doc, line, language, text, options
+
+    @property
+    def where(self):
+        return f"{self.doc}:{self.line}"
+
+
+def parse_options(text):
+    options = {}
+    for part in text.split(";"):
+        part = part.strip()
+        if part:
+            key, _, value = part.partition("=")
+            options[key.strip()] = value.strip().strip('"')
+    return options
+
+
+def read_blocks(doc):
+    """(blocks, problems) of one Markdown file; `line` is the first line of
+    the block's code (1-based)."""
+    with open(os.path.join(ROOT, doc)) as f:
+        lines = f.read().split("\n")
+    blocks, problems = [], []
+    i = 0
+    while i < len(lines):
+        m = FENCE.match(lines[i])
+        if not m:
+            if (lines[i][:4] == "    " or lines[i][:1] == "\t") and lines[i].strip() and (
+                    i == 0 or not lines[i - 1].strip()):
+                problems.append(f"{doc}:{i + 1}: an indented code block; fence it with a language")
+            i += 1
+            continue
+        indent, fence, language = m.groups()
+        options = {}
+        if i and OPTION.match(lines[i - 1].strip()):
+            options = parse_options(OPTION.match(lines[i - 1].strip()).group(1))
+        start, j = i + 1, i + 1
+        while j < len(lines) and not (lines[j].strip().startswith(fence[:3])
+                                      and lines[j].strip().strip(fence[0]) == ""):
+            j += 1
+        if j == len(lines):
+            problems.append(f"{doc}:{i + 1}: the fence is never closed")
+        body = "\n".join(line[len(indent):] if line.startswith(indent) else line
+                         for line in lines[start:j])
+        blocks.append(Block(doc, start + 1, language, body, options))
+        i = j + 1
+    return blocks, problems
+
+
+ALL_BLOCKS, PROBLEMS = [], []
+for _doc in DOCS:
+    _blocks, _problems = read_blocks(_doc)
+    ALL_BLOCKS += _blocks
+    PROBLEMS += _problems
+
+
+def test_docs_were_found():
+    assert "docs/performance.md" in DOCS and "docs/gpu.md" in DOCS
+    assert any(b.language == "python" for b in ALL_BLOCKS)
+
+
+def test_every_block_is_fenced_with_a_known_language():
+    problems = list(PROBLEMS)
+    for b in ALL_BLOCKS:
+        if b.language not in LANGUAGES:
+            problems.append(f"{b.where}: fence language {b.language!r} is not one of "
+                            f"{sorted(LANGUAGES)}: give the block one, or teach tests/test_docs.py")
+        unknown = set(b.options) - {"group", "prelude", "skip", "timeout"}
+        if unknown:
+            problems.append(f"{b.where}: unknown test options {sorted(unknown)}")
+        if b.options.get("prelude") and b.options["prelude"] not in PRELUDES:
+            problems.append(f"{b.where}: unknown prelude {b.options['prelude']!r}")
+        if b.options and b.language != "python":
+            problems.append(f"{b.where}: test options apply to python blocks only")
+    assert not problems, "\n".join(problems)
+
+
+# ---------------------------------------------------------------- python
+
+
+PRELUDES = {
+    # ParameterServerStrategy needs a cluster: 2 workers and 1 parameter
+    # server, started in this process on free ports of 127.0.0.1 (after
+    # `import tf_scatter_ops`, as every process of a cluster must), and the
+    # TF_CONFIG of its chief, which TFConfigClusterResolver reads. The
+    # servers cannot be stopped, so the process ends with os._exit.
+    "ps_cluster": textwrap.dedent("""
+        import json, os, socket
+        import tensorflow as tf
+        import tf_scatter_ops
+
+        def _free_ports(n):
+            socks = [socket.socket() for _ in range(n)]
+            for s in socks:
+                s.bind(("127.0.0.1", 0))
+            ports = [s.getsockname()[1] for s in socks]
+            for s in socks:
+                s.close()
+            return ports
+
+        _chief, _w0, _w1, _ps = _free_ports(4)
+        _cluster = {"worker": [f"127.0.0.1:{_w0}", f"127.0.0.1:{_w1}"], "ps": [f"127.0.0.1:{_ps}"]}
+        _config = tf.compat.v1.ConfigProto(inter_op_parallelism_threads=3)
+        SERVERS = [tf.distribute.Server(tf.train.ClusterSpec(_cluster), job_name=job, task_index=k,
+                                        protocol="grpc", config=_config, start=True)
+                   for job, k in (("worker", 0), ("worker", 1), ("ps", 0))]
+        os.environ["TF_CONFIG"] = json.dumps({
+            "cluster": dict(_cluster, chief=[f"127.0.0.1:{_chief}"]),
+            "task": {"type": "chief", "index": 0}})
+        """),
+}
+EXIT_HARD = {"ps_cluster"}
+
+# Imported by every block's process: checks `# ->` lines, then runs the block.
+RUNNER = textwrap.dedent('''
+    import os, re, sys
+
+    _TOKEN = re.compile(r"[\\[\\](){},]|[^\\s\\[\\](){},]+")
+    _hits = set()
+
+
+    def _tokens(text):
+        return " ".join(_TOKEN.findall(text))
+
+
+    def expect(line, expected, *values):
+        got = " ".join(str(v) for v in values)
+        print(got)
+        want = expected.strip()
+        if want.startswith("...") and want.endswith("...") and len(want) > 6:
+            ok = _tokens(want[3:-3]) in _tokens(got)
+        else:
+            ok = _tokens(want) == _tokens(got)
+        if not ok:
+            raise AssertionError(f"line {line} printed {got!r}; the docs say {want!r}")
+        _hits.add(line)
+
+
+    def run(path, expected_lines, prelude, exit_hard):
+        scope = {"__name__": "__main__", "__file__": path, "_doc_expect": expect}
+        if prelude:
+            exec(compile(prelude, "<prelude>", "exec"), scope)
+        with open(path) as f:
+            exec(compile(f.read(), path, "exec"), scope)
+        missing = sorted(set(expected_lines) - _hits)
+        if missing:
+            raise AssertionError(f"the print(...)  # -> lines {missing} never ran")
+        if exit_hard:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(0)
+    ''')
+
+
+def transform(block):
+    """The block's code with `print(x)  # -> y` lines turned into checks, and
+    blank lines in front so that line numbers are those of the Markdown file;
+    and the lines with expectations. A print without one is an error."""
+    out, expected, problems = [""] * (block.line - 1), [], []
+    for k, line in enumerate(block.text.split("\n")):
+        number = block.line + k
+        m = EXPECT.match(line)
+        if m:
+            indent, args, want = m.groups()
+            out.append(f"{indent}_doc_expect({number}, {want!r}, {args})")
+            expected.append(number)
+        else:
+            if re.search(r"\bprint\(", line):
+                problems.append(f"{block.doc}:{number}: print(...) without '  # -> what it prints'")
+            out.append(line)
+    return "\n".join(out) + "\n", expected, problems
+
+
+def python_items():
+    """One test per ungrouped python block, one per group."""
+    items = {}
+    for b in ALL_BLOCKS:
+        if b.language != "python":
+            continue
+        key = (b.doc, b.options["group"]) if "group" in b.options else (b.doc, b.line)
+        items.setdefault(key, []).append(b)
+    return [pytest.param(blocks, id=f"{blocks[0].doc}:{blocks[0].line}"
+                         + (f"[{blocks[0].options['group']}]" if "group" in blocks[0].options else ""))
+            for blocks in items.values()]
+
+
+def _env():
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([ROOT] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+    env["TF_CPP_MIN_LOG_LEVEL"] = "3"
+    env.pop("TF_CONFIG", None)
+    return env
+
+
+def _run(argv, cwd, timeout):
+    """Runs argv in its own process group; the group is killed afterwards,
+    whatever happens. Returns (returncode, output)."""
+    proc = subprocess.Popen(argv, cwd=cwd, env=_env(), stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    try:
+        out, _ = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, _ = proc.communicate()
+        return None, out + f"\n[killed after the {timeout} s time limit]"
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    return proc.returncode, out
+
+
+@pytest.mark.parametrize("blocks", python_items())
+def test_python_block_runs(blocks, tmp_path):
+    sources = []
+    for b in blocks:
+        source, expected, problems = transform(b)
+        assert not problems, "\n".join(problems)
+        compile(source, b.where, "exec")  # skipped blocks too
+        sources.append((b, source, expected))
+    reasons = [b.options["skip"] for b in blocks if "skip" in b.options]
+    if reasons:
+        pytest.skip("; ".join(reasons))
+    with open(tmp_path / "_doc_runner.py", "w") as f:
+        f.write(RUNNER)
+    work = tmp_path / "work"
+    work.mkdir()
+    for b, source, expected in sources:
+        path = tmp_path / f"{b.doc.replace('/', '_').replace('.', '_')}_{b.line}.py"
+        path.write_text(source)
+        prelude = b.options.get("prelude")
+        code = (f"import sys; sys.path.insert(0, {str(tmp_path)!r}); import _doc_runner; "
+                f"_doc_runner.run({str(path)!r}, {expected!r}, {PRELUDES.get(prelude, '')!r}, "
+                f"{prelude in EXIT_HARD!r})")
+        timeout = int(b.options.get("timeout", DEFAULT_TIMEOUT))
+        rc, out = _run([sys.executable, "-c", code], cwd=work, timeout=timeout)
+        assert rc == 0, f"the python block at {b.where} failed (exit {rc}):\n{out[-5000:]}"
+
+
+# ---------------------------------------------------------------- sh
+
+
+def make_targets():
+    """Explicit targets of Makefile and mk/*.mk (no make run: a dry run may
+    still remake included makefiles)."""
+    targets = set()
+    for path in [os.path.join(ROOT, "Makefile")] + glob(os.path.join(ROOT, "mk", "*.mk")):
+        with open(path) as f:
+            for line in f:
+                if line[:1] in ("\t", "#", " ") or "=" in line.split(":", 1)[0]:
+                    continue
+                m = re.match(r"^([^:=#]+?)\s*::?(?!=)(.*)$", line.rstrip("\n"))
+                if not m:
+                    continue
+                names, rest = m.groups()
+                if names.strip() == ".PHONY":
+                    targets.update(rest.split())
+                else:
+                    targets.update(n for n in names.split() if "$" not in n and "%" not in n)
+    return targets
+
+
+def requirement_pins():
+    pins = {}
+    with open(os.path.join(ROOT, "requirements.txt")) as f:
+        for line in f:
+            m = re.match(r"^\s*([A-Za-z0-9_.\-]+)==(\S+)", line)
+            if m:
+                pins[m.group(1).lower()] = m.group(2)
+    return pins
+
+
+def shell_commands(block):
+    """(line number, argv) of each command: comments, continuations, `&&`
+    and `;` handled."""
+    commands, pending, first = [], "", None
+    for k, line in enumerate(block.text.split("\n")):
+        number = block.line + k
+        code = re.split(r"(?:^|\s)#", line, maxsplit=1)[0].rstrip()
+        if first is None:
+            first = number
+        if code.endswith("\\"):
+            pending += code[:-1] + " "
+            continue
+        code, pending = pending + code, ""
+        for part in re.split(r"&&|;", code):
+            argv = shlex.split(part)
+            if argv:
+                commands.append((first, argv))
+        first = None
+    return commands
+
+
+def _is_env_assignment(word):
+    return re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", word) is not None
+
+
+def check_command(argv, targets, bench_argvs):
+    """Problems with one command line; bench argument lists are collected
+    for one parse by the benchmark's parser."""
+    while argv and _is_env_assignment(argv[0]):
+        argv = argv[1:]
+    if not argv:
+        return ["an environment assignment alone"]
+    prog, args = argv[0], argv[1:]
+    problems = []
+    if prog == "make":
+        for t in [a for a in args if not a.startswith("-") and not _is_env_assignment(a)] or ["all"]:
+            if t not in targets:
+                problems.append(f"make target {t!r} is not in Makefile or mk/*.mk")
+    elif os.path.basename(prog) in ("python", "python3"):
+        if args[:2] == ["-m", "tf_scatter_ops.bench"]:
+            bench_argvs.append(args[2:])
+        elif args[:2] == ["-m", "tf_scatter_ops.demo"]:
+            if args[2:]:
+                problems.append("the demo takes no arguments")
+        elif args[:2] == ["-m", "pytest"]:
+            rest = args[2:]
+            for k, a in enumerate(rest):
+                if a.startswith("-") or (k and rest[k - 1] in ("-k", "-m", "-p")):
+                    continue
+                if not os.path.exists(os.path.join(ROOT, a.split("::")[0])):
+                    problems.append(f"pytest path {a!r} does not exist")
+        else:
+            problems.append(f"unknown python command {argv}")
+        if "/" in prog and not prog.startswith(".venv/"):
+            problems.append(f"interpreter {prog!r}: use python or .venv/bin/python")
+    elif prog == "pip":
+        if not args or args[0] not in ("install", "wheel"):
+            return [f"unknown pip command {argv}"]
+        pins = requirement_pins()
+        for a in args[1:]:
+            if a == ".":
+                for f in ("setup.py", "pyproject.toml"):
+                    if not os.path.exists(os.path.join(ROOT, f)):
+                        problems.append(f"pip {args[0]} . needs {f}")
+            elif "==" in a:
+                name, version = a.split("==", 1)
+                if pins.get(name.lower()) != version:
+                    problems.append(f"{a}: requirements.txt pins {name}=={pins.get(name.lower())}")
+            elif a.startswith("-") or a.endswith("/"):
+                continue
+            else:
+                problems.append(f"unknown pip argument {a!r}")
+    elif prog == "bazel":
+        if not args or args[0] not in ("build", "test"):
+            return [f"unknown bazel command {argv}"]
+        with open(os.path.join(ROOT, ".bazelrc")) as f:
+            bazelrc = f.read()
+        for a in args[1:]:
+            if a.startswith("--config="):
+                if not re.search(rf"^\w+:{re.escape(a.split('=', 1)[1])}\s", bazelrc, re.M):
+                    problems.append(f"{a}: no such config in .bazelrc")
+            elif a.startswith("//"):
+                package = a[2:].split(":")[0].rstrip("/.")
+                if not os.path.exists(os.path.join(ROOT, package, "BUILD")):
+                    problems.append(f"{a}: no BUILD file in {package or 'the root'}")
+            elif not a.startswith("--"):
+                problems.append(f"unknown bazel argument {a!r}")
+    elif "/" in prog:
+        path = os.path.join(ROOT, prog)
+        if not (os.path.isfile(path) and os.access(path, os.X_OK)):
+            problems.append(f"{prog} is not an executable file")
+        else:
+            with open(path, errors="replace") as f:
+                script = f.read()
+            for a in args:
+                if a.startswith("-") and a not in script:
+                    problems.append(f"{prog} does not mention the flag {a}")
+    else:
+        problems.append(f"unknown command {prog!r}: teach tests/test_docs.py to check it")
+    return problems
+
+
+SH_BLOCKS = [b for b in ALL_BLOCKS if b.language == "sh"]
+
+
+def test_shell_blocks_name_real_targets_files_and_flags():
+    targets = make_targets()
+    assert {"demo", "test", "bench"} <= targets, sorted(targets)
+    problems, bench = [], []
+    for b in SH_BLOCKS:
+        for number, argv in shell_commands(b):
+            found = []
+            problems += [f"{b.doc}:{number}: {p}" for p in check_command(argv, targets, found)]
+            bench += [(f"{b.doc}:{number}", a) for a in found]
+    assert not problems, "\n".join(problems)
+    if bench:
+        check_bench_arguments(bench)
+
+
+def check_bench_arguments(bench):
+    """Every `python -m tf_scatter_ops.bench ARGS` parses with bench.main's own
+    argparse (stopped right after parsing)."""
+    code = textwrap.dedent("""
+        import argparse, json, sys
+        from tf_scatter_ops import bench
+
+        class Parsed(Exception):
+            pass
+
+        parse_args = argparse.ArgumentParser.parse_args
+
+        def parse_and_stop(self, args=None, namespace=None):
+            parse_args(self, args, namespace)
+            raise Parsed
+
+        argparse.ArgumentParser.parse_args = parse_and_stop
+        bad = []
+        for where, argv in json.loads(sys.argv[1]):
+            try:
+                bench.main(argv)
+                bad.append(f"{where}: {argv}: main() returned without parsing")
+            except Parsed:
+                pass
+            except SystemExit as e:
+                bad.append(f"{where}: {argv}: argparse exit {e.code}")
+        print(json.dumps(bad))
+        """)
+    with tempfile.TemporaryDirectory() as cwd:
+        rc, out = _run([sys.executable, "-c", code, json.dumps(bench)], cwd=cwd, timeout=120)
+    assert rc == 0, out[-3000:]
+    bad = json.loads(out.strip().splitlines()[-1])
+    assert not bad, "\n".join(bad)
+
+
+# ---------------------------------------------------------------- paths
+
+PATH_ROOTS = ("cc/", "tests/", "tools/", "mk/", "docs/", "tf_scatter_ops/", ".ci/", "third_party/")
+TOP_FILES = {"Makefile", "BUILD", "WORKSPACE", "setup.py", "pyproject.toml", "requirements.txt",
+             "build_pip_pkg.sh", "README.md", "CONTRIBUTING.md", ".bazelrc", "MANIFEST.in"}
+
+
+def _expand(path):
+    """Brace alternatives ({a,b}) of a path, one level."""
+    m = re.search(r"\{([^{}]*)\}", path)
+    if not m:
+        return [path]
+    return [q for alt in m.group(1).split(",")
+            for q in _expand(path[:m.start()] + alt + path[m.end():])]
+
+
+def test_files_named_in_the_docs_exist():
+    """Every `path` in backquotes that names a file or folder of the
+    repository (cc/..., tests/..., tools/..., the top-level files) exists;
+    `*` and {a,b} are expanded."""
+    problems = []
+    for doc in DOCS:
+        with open(os.path.join(ROOT, doc)) as f:
+            text = f.read()
+        text = re.sub(r"```.*?```", lambda m: "\n" * m.group(0).count("\n"), text, flags=re.S)
+        for m in re.finditer(r"`([^`\s]+)`", text):
+            path = m.group(1).rstrip(".,:;")
+            if not (path.startswith(PATH_ROOTS) or path in TOP_FILES):
+                continue
+            for p in _expand(path):
+                if not glob(os.path.join(ROOT, p)):
+                    line = text.count("\n", 0, m.start()) + 1
+                    problems.append(f"{doc}: `{path}` ({p}) does not exist (near line {line})")
+    assert not problems, "\n".join(problems)
