@@ -31,12 +31,6 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 PACKAGE = os.path.join(HERE, "tf_scatter_ops")
 PREBUILT = os.environ.get("TF_SCATTER_OPS_PREBUILT")
 
-_QUERY = """
-import json, tensorflow as tf
-print(json.dumps({"version": tf.__version__, "cflags": tf.sysconfig.get_compile_flags(),
-                  "lflags": tf.sysconfig.get_link_flags()}))
-"""
-
 # Which distribution installed the `tensorflow` package there: tensorflow,
 # tensorflow-cpu, tf-nightly, ... (no TensorFlow import needed).
 _DISTRIBUTION_QUERY = """
@@ -74,10 +68,11 @@ def _target_env():
 
 
 def tensorflow_config():
-    """Version and flags of the target environment's TensorFlow."""
+    """Version and flags of the target environment's TensorFlow, from the
+    query make and bazel use too (tools/tf_flags.py)."""
     python = os.environ.get("TF_SCATTER_OPS_PYTHON") or sys.executable
-    result = subprocess.run([python, "-c", _QUERY], env=_target_env(), cwd=os.path.expanduser("~"),
-                            capture_output=True, text=True)
+    result = subprocess.run([python, os.path.join(HERE, "tools", "tf_flags.py"), "--format", "json"],
+                            env=_target_env(), cwd=os.path.expanduser("~"), capture_output=True, text=True)
     if result.returncode != 0:
         raise SystemExit(
             f"tf-scatter-ops builds against the TensorFlow installed where it is being "

@@ -261,11 +261,8 @@ g::Call MakeCall(const Problem& p, const DevIndices& idx, bool ignore,
   g::Call c;
   c.indices = idx.ptr;
   c.index_type = p.index_type;
-  c.n = p.n;
-  c.depth = p.depth;
+  c.form = {p.n, p.depth, p.nslots, p.slice};
   c.dims = p.dims.data();
-  c.slice = p.slice;
-  c.nslots = p.nslots;
   c.ignore = ignore;
   c.stream = nullptr;
   c.scratch = arena;
@@ -912,12 +909,9 @@ void RunTimings(const std::string& dump, bool quick) {
     g::Call c;
     c.indices = d_idx.p;
     c.index_type = g::IndexType::kInt32;
-    c.n = p.n;
-    c.depth = p.depth;
+    c.form = {p.n, p.depth, p.nslots, p.slice};
     c.dims = p.dims.data();
-    c.slice = p.slice;
-    c.nslots = p.nslots;
-    c.scratch = &arena;
+        c.scratch = &arena;
     c.bad_coords = coords.data();
     const std::string op = x.op;
     const char* err = nullptr;
@@ -1002,14 +996,16 @@ int main(int argc, char** argv) {
   auto mx = SCATTER(MaxOp, "max", Init::kCopy);
   auto snd = SCATTER(AddOp, "scatter_nd", Init::kZero);
 #undef SCATTER
-#define CALL(f, T) f(T{}, #T);
-#define UPDATE(T) CALL(update, T) GatherType<T>(#T, &arena);
+#define CALL(f, T, NAME) f(T{}, NAME);
+#define UPDATE(T) CALL(update, T, #T) GatherType<T>(#T, &arena);
   TFSO_GPU_BITS_TYPES(UPDATE)
-#define ADD(T) CALL(add, T) CALL(sub, T) CALL(snd, T)
-  TFSO_GPU_ADD_TYPES(ADD)
-  CALL(snd, bool)
-#define MINMAX(T) CALL(mn, T) CALL(mx, T)
-  TFSO_GPU_MINMAX_TYPES(MINMAX)
+  // The dtype lists of common/dtypes.h, named as in TensorFlow.
+#define ADD(unused, name) \
+  CALL(add, g::dtype_##name, #name) CALL(sub, g::dtype_##name, #name) CALL(snd, g::dtype_##name, #name)
+  TFSO_ADD_DTYPES(ADD, )
+  CALL(snd, bool, "bool")
+#define MINMAX(unused, name) CALL(mn, g::dtype_##name, #name) CALL(mx, g::dtype_##name, #name)
+  TFSO_MINMAX_DTYPES(MINMAX, )
   const int64_t random_cases = cases_run;
 
   const int64_t big = quick ? 50000 : 400000;

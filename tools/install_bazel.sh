@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Installs Debian's bazel 4.2.3 and its rules_java (offline builds; see
-# shared/bazel-offline.md) unless bazel is already there.
+# Installs Debian's bazel 4.2.3 and its rules_java with apt (the build needs
+# nothing else from the network: WORKSPACE) unless bazel is already there.
 set -euo pipefail
 if command -v bazel >/dev/null && [ -f /usr/share/bazel/rules/java/WORKSPACE ]; then
   exit 0

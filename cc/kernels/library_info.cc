@@ -1,7 +1,25 @@
-// What the loaded library does on this CPU, for Python (tf_scatter_ops/_loader.py
-// reads it with ctypes): the ISA its vectorised loops use, and the best the
-// CPU has (cpu_features.h).
+// What the library tells Python about itself (tf_scatter_ops/_loader.py and
+// _stamp.py): the TensorFlow it was built against and whether it has GPU
+// kernels (read from the file before it is loaded), and, once loaded, the ISA
+// its vectorised loops use and the best the CPU has (cpu_features.h).
 #include "cpu/cpu_features.h"
+
+// Marks the .so with the TensorFlow it was compiled against (the build
+// passes TFSO_TF_VERSION from tf.__version__; pip's headers do not define
+// TF_MAJOR_VERSION). The Python loader reads it from the file before loading.
+#ifndef TFSO_TF_VERSION
+#error "build with -DTFSO_TF_VERSION=<tf.__version__>"
+#endif
+#define TFSO_STR_(x) #x
+#define TFSO_STR(x) TFSO_STR_(x)
+extern "C" __attribute__((used, visibility("default"))) const char
+    tf_scatter_ops_built_against[] =
+        "TF_SCATTER_OPS_BUILT_AGAINST_TF=" TFSO_STR(TFSO_TF_VERSION) ";"
+#if TFSO_WITH_CUDA
+        "TF_SCATTER_OPS_GPU=1;";
+#else
+        "TF_SCATTER_OPS_GPU=0;";
+#endif
 
 extern "C" __attribute__((used, visibility("default"))) const char*
 tf_scatter_ops_active_isa() {

@@ -1,16 +1,21 @@
-// The CPU OpKernels of the family: thin glue from TensorFlow tensors to the
-// canonical cores in scatter_cpu.h. Included by one .cc per op (or op pair),
-// which registers the dtypes, so the instantiations compile in parallel.
+// The OpKernels of the family: thin glue from TensorFlow tensors to the
+// canonical cores, through a backend per device (CPU: cpu/scatter_cpu.h and
+// gather_cpu.h; GPU: cuda/scatter_gpu.h). Included by one .cc per op (or op
+// pair), which registers the dtypes, so the instantiations compile in
+// parallel.
 #ifndef TF_SCATTER_OPS_CC_KERNELS_SCATTER_KERNELS_H_
 #define TF_SCATTER_OPS_CC_KERNELS_SCATTER_KERNELS_H_
 
 #include <cstdint>
 #include <type_traits>
 
+#include "common/dtypes.h"
 #include "common/element_types.h"
 #include "common/reducers.h"
+#include "cpu/gather_cpu.h"
 #include "cpu/scatter_cpu.h"
-#include "scatter_geometry.h"
+#include "shape_checks.h"
+#include "tf_adapters.h"
 #if TFSO_WITH_CUDA
 #include "cuda/scatter_gpu.h"
 #endif
@@ -43,33 +48,31 @@ const E* As(const T* p) { return reinterpret_cast<const E*>(p); }
 struct CpuBackend {
   template <typename T, typename Op>
   static Status Scatter(OpKernelContext* c, const Tensor& indices,
-                        const Geometry& g, const TensorShape& target,
+                        const ScatterForm& f, const TensorShape& target,
                         bool ignore, const Tensor& updates, const T* init,
                         Init mode, Tensor* out) {
-    CpuRows r;
-    TF_RETURN_IF_ERROR(MakeCpuRows(indices, g, target, &r));
+    CpuCallState s;
+    TF_RETURN_IF_ERROR(PrepareCpuCall(indices, f, target, &s));
     using E = StoredT<T, Op>;
-    const ScatterShape shape{r.rows, g.slice, g.nslots};
     TfScratch scratch(c);
     const int64_t bad = ScatterCpu<E, Op>(
-        shape, ignore, As<E>(updates.flat<T>().data()), As<E>(init), mode,
+        s.call, ignore, As<E>(updates.flat<T>().data()), As<E>(init), mode,
         As<E>(out->flat<T>().data()), CpuParallel(c), scratch);
     if (bad == kNoScratch) return scratch.status();
-    if (bad >= 0 && !ignore) return BadRowError(indices, g, bad, target, false);
+    if (bad >= 0 && !ignore) return BadRowError(indices, f, bad, target, false);
     return absl::OkStatus();
   }
 
   template <typename T>
   static Status Gather(OpKernelContext* c, const Tensor& indices,
-                       const Geometry& g, bool ignore, const Tensor& params,
+                       const ScatterForm& f, bool ignore, const Tensor& params,
                        Tensor* out) {
-    CpuRows r;
-    TF_RETURN_IF_ERROR(MakeCpuRows(indices, g, params.shape(), &r));
+    CpuCallState s;
+    TF_RETURN_IF_ERROR(PrepareCpuCall(indices, f, params.shape(), &s));
     using E = StoredT<T, AssignOp>;
-    const ScatterShape shape{r.rows, g.slice, g.nslots};
-    const int64_t bad = GatherCpu<E>(shape, As<E>(params.flat<T>().data()),
+    const int64_t bad = GatherCpu<E>(s.call, As<E>(params.flat<T>().data()),
                                      As<E>(out->flat<T>().data()), CpuParallel(c));
-    if (bad >= 0 && !ignore) return BadRowError(indices, g, bad, params.shape(), true);
+    if (bad >= 0 && !ignore) return BadRowError(indices, f, bad, params.shape(), true);
     return absl::OkStatus();
   }
 };
@@ -89,11 +92,11 @@ using GpuT = typename std::conditional<std::is_same<Op, AssignOp>::value,
 struct GpuBackend {
   template <typename T, typename Op>
   static Status Scatter(OpKernelContext* c, const Tensor& indices,
-                        const Geometry& g, const TensorShape& target,
+                        const ScatterForm& f, const TensorShape& target,
                         bool ignore, const Tensor& updates, const T* init,
                         Init mode, Tensor* out) {
     GpuCallState s(c);
-    TF_RETURN_IF_ERROR(PrepareGpuCall(indices, g, target, ignore, &s));
+    TF_RETURN_IF_ERROR(PrepareGpuCall(indices, f, target, ignore, &s));
     using E = GpuT<T, Op>;
     const char* error = gpu::Scatter<E, Op>(
         s.call, As<E>(updates.flat<T>().data()), As<E>(init), mode,
@@ -103,10 +106,10 @@ struct GpuBackend {
 
   template <typename T>
   static Status Gather(OpKernelContext* c, const Tensor& indices,
-                       const Geometry& g, bool ignore, const Tensor& params,
+                       const ScatterForm& f, bool ignore, const Tensor& params,
                        Tensor* out) {
     GpuCallState s(c);
-    TF_RETURN_IF_ERROR(PrepareGpuCall(indices, g, params.shape(), ignore, &s));
+    TF_RETURN_IF_ERROR(PrepareGpuCall(indices, f, params.shape(), ignore, &s));
     using E = GpuT<T, AssignOp>;
     const char* error = gpu::Gather<E>(s.call, As<E>(params.flat<T>().data()),
                                        As<E>(out->flat<T>().data()));
@@ -136,9 +139,9 @@ class TensorScatterOp : public PolicyKernel {
     const Tensor& tensor = c->input(0);
     const Tensor& indices = c->input(1);
     const Tensor& updates = c->input(2);
-    Geometry g;
-    OP_REQUIRES_OK(c, ScatterGeometry(tensor.shape(), indices.shape(),
-                                      updates.shape(), &g));
+    ScatterForm f;
+    OP_REQUIRES_OK(c, ScatterFormOf(tensor.shape(), indices.shape(),
+                                    updates.shape(), &f));
     Tensor* out = nullptr;
     OP_REQUIRES_OK(c, c->forward_input_or_allocate_output({0}, 0,
                                                           tensor.shape(), &out));
@@ -146,7 +149,7 @@ class TensorScatterOp : public PolicyKernel {
     const Init mode =
         in == out->flat<T>().data() ? Init::kInPlace : Init::kCopy;
     OP_REQUIRES_OK(c, Backend::template Scatter<T, Op>(
-                          c, indices, g, tensor.shape(), ignore_, updates, in,
+                          c, indices, f, tensor.shape(), ignore_, updates, in,
                           mode, out));
   }
 };
@@ -162,13 +165,12 @@ class ScatterNdOp : public PolicyKernel {
     const Tensor& updates = c->input(1);
     TensorShape shape;
     OP_REQUIRES_OK(c, ShapeFromTensor(c->input(2), &shape));
-    Geometry g;
-    OP_REQUIRES_OK(c,
-                   ScatterGeometry(shape, indices.shape(), updates.shape(), &g));
+    ScatterForm f;
+    OP_REQUIRES_OK(c, ScatterFormOf(shape, indices.shape(), updates.shape(), &f));
     Tensor* out = nullptr;
     OP_REQUIRES_OK(c, c->allocate_output(0, shape, &out));
     OP_REQUIRES_OK(c, Backend::template Scatter<T, AddOp>(
-                          c, indices, g, shape, ignore_, updates, nullptr,
+                          c, indices, f, shape, ignore_, updates, nullptr,
                           Init::kZero, out));
   }
 };
@@ -178,12 +180,12 @@ class ScatterNdOp : public PolicyKernel {
 template <typename Backend, typename T>
 Status GatherNd(OpKernelContext* c, const Tensor& params, const Tensor& indices,
                 bool ignore) {
-  Geometry g;
+  ScatterForm f;
   TensorShape shape;
-  TF_RETURN_IF_ERROR(GatherGeometry(params.shape(), indices.shape(), &g, &shape));
+  TF_RETURN_IF_ERROR(GatherFormOf(params.shape(), indices.shape(), &f, &shape));
   Tensor* out = nullptr;
   TF_RETURN_IF_ERROR(c->allocate_output(0, shape, &out));
-  return Backend::template Gather<T>(c, indices, g, ignore, params, out);
+  return Backend::template Gather<T>(c, indices, f, ignore, params, out);
 }
 
 // gather_nd: inputs params, indices.
@@ -199,12 +201,12 @@ class GatherNdOp : public PolicyKernel {
 
 }  // namespace tf_scatter_ops
 
-// The dtype lists of the family (register_types.h): value types for
-// scatter_nd / update / gather_nd, for add / sub, and for min / max.
-#define TFSO_CALL_ALL_TYPES(m) \
-  TF_CALL_NUMBER_TYPES(m) TF_CALL_bool(m) TF_CALL_tstring(m)
-#define TFSO_CALL_ADD_TYPES(m) TF_CALL_NUMBER_TYPES(m)
-#define TFSO_CALL_MINMAX_TYPES(m) TF_CALL_REAL_NUMBER_TYPES(m)
+// The dtype lists of the family (common/dtypes.h) as TensorFlow's types:
+// TFSO_CALL_*_TYPES(m) expands m(type) for each.
+#define TFSO_TF_CALL(m, name) TF_CALL_##name(m)
+#define TFSO_CALL_ALL_TYPES(m) TFSO_ALL_DTYPES(TFSO_TF_CALL, m)
+#define TFSO_CALL_ADD_TYPES(m) TFSO_ADD_DTYPES(TFSO_TF_CALL, m)
+#define TFSO_CALL_MINMAX_TYPES(m) TFSO_MINMAX_DTYPES(TFSO_TF_CALL, m)
 
 // One kernel per value type and device; the index type is dispatched at run
 // time. KERNEL is a template taking <Backend, T, ...>.
@@ -215,14 +217,9 @@ class GatherNdOp : public PolicyKernel {
                           KERNEL<CpuBackend, T, ##__VA_ARGS__>)
 
 #if TFSO_WITH_CUDA
-// GPU value types: every numeric type (bool for update/scatter_nd/gather);
-// strings stay CPU-only, as in TensorFlow.
-#define TFSO_CALL_GPU_MINMAX_TYPES(m)                                   \
-  TF_CALL_half(m) TF_CALL_bfloat16(m) TF_CALL_float(m) TF_CALL_double(m) \
-  TF_CALL_INTEGRAL_TYPES(m)
-#define TFSO_CALL_GPU_ADD_TYPES(m) \
-  TFSO_CALL_GPU_MINMAX_TYPES(m) TF_CALL_complex64(m) TF_CALL_complex128(m)
-#define TFSO_CALL_GPU_ALL_TYPES(m) TFSO_CALL_GPU_ADD_TYPES(m) TF_CALL_bool(m)
+#define TFSO_CALL_GPU_ALL_TYPES(m) TFSO_GPU_ALL_DTYPES(TFSO_TF_CALL, m)
+#define TFSO_CALL_GPU_ADD_TYPES(m) TFSO_CALL_ADD_TYPES(m)
+#define TFSO_CALL_GPU_MINMAX_TYPES(m) TFSO_CALL_MINMAX_TYPES(m)
 // EXTRA: further builder calls, e.g. .HostMemory("shape").
 #define TFSO_REGISTER_GPU(OP_NAME, TYPE_ATTR, T, EXTRA, KERNEL, ...)    \
   REGISTER_KERNEL_BUILDER(Name("TfScatter>" OP_NAME)                    \

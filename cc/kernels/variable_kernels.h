@@ -54,11 +54,11 @@ template <typename Backend, typename T, typename Op>
 Status ScatterInPlace(OpKernelContext* c, bool ignore, Tensor* target) {
   const Tensor& indices = c->input(1);
   const Tensor& updates = c->input(2);
-  Geometry g;
+  ScatterForm f;
   TF_RETURN_IF_ERROR(
-      ScatterGeometry(target->shape(), indices.shape(), updates.shape(), &g));
+      ScatterFormOf(target->shape(), indices.shape(), updates.shape(), &f));
   const T* data = target->flat<T>().data();
-  return Backend::template Scatter<T, Op>(c, indices, g, target->shape(),
+  return Backend::template Scatter<T, Op>(c, indices, f, target->shape(),
                                           ignore, updates, data,
                                           Init::kInPlace, target);
 }

@@ -1,9 +1,13 @@
 // Op registrations of the family, with TensorFlow's input and attr names and
-// a TfScatter> prefix, and the static shape checks they share.
+// a TfScatter> prefix, and their shape functions (the kernels' shape rules,
+// shape_checks.h, on what is known at trace time).
+#include <initializer_list>
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "shape_messages.h"
+#include "absl/strings/str_join.h"
+#include "common/dtypes.h"
+#include "shape_checks.h"
 #include "tensorflow/core/framework/op.h"
 #include "tensorflow/core/framework/shape_inference.h"
 
@@ -17,73 +21,12 @@ using ::tensorflow::shape_inference::InferenceContext;
 using ::tensorflow::shape_inference::ShapeHandle;
 using Status = ::absl::Status;
 
-#define TFSO_ALL_TYPES                                                       \
-  "{bfloat16, half, float, double, complex64, complex128, int8, int16, "     \
-  "int32, int64, uint8, uint16, uint32, uint64, bool, string}"
-#define TFSO_ADD_TYPES                                                       \
-  "{bfloat16, half, float, double, complex64, complex128, int8, int16, "     \
-  "int32, int64, uint8, uint16, uint32, uint64}"
-#define TFSO_MINMAX_TYPES                                                    \
-  "{bfloat16, half, float, double, int8, int16, int32, int64, uint8, "       \
-  "uint16, uint32, uint64}"
-#define TFSO_INDEX_TYPES "{int16, int32, int64}"
-
-// The static part of the run-time checks in scatter_geometry.cc: whatever is
-// known at trace time is checked there, with the same wording.
-Status CheckIndices(InferenceContext* c, ShapeHandle target,
-                    ShapeHandle indices, const char* what) {
-  if (!c->RankKnown(indices)) return absl::OkStatus();
-  if (c->Rank(indices) < 1) {
-    return InvalidArgumentError(messages::IndicesRank(c->DebugString(indices)));
-  }
-  DimensionHandle depth = c->Dim(indices, -1);
-  if (c->ValueKnown(depth) && c->RankKnown(target) &&
-      c->Value(depth) > c->Rank(target)) {
-    return InvalidArgumentError(messages::DepthExceedsRank(
-        c->Value(depth), c->Rank(target), what, c->DebugString(target),
-        c->DebugString(indices)));
-  }
-  return absl::OkStatus();
+// "NAME: {dtype, ...}" for a list of common/dtypes.h.
+#define TFSO_DTYPE_NAME(m, name) #name,
+std::string TypeAttr(const char* name, std::initializer_list<const char*> dtypes) {
+  return StrCat(name, ": {", absl::StrJoin(dtypes, ", "), "}");
 }
-
-bool Conflict(InferenceContext* c, DimensionHandle a, DimensionHandle b) {
-  return c->ValueKnown(a) && c->ValueKnown(b) && c->Value(a) != c->Value(b);
-}
-
-Status CheckScatter(InferenceContext* c, ShapeHandle output,
-                    ShapeHandle indices, ShapeHandle updates) {
-  TF_RETURN_IF_ERROR(CheckIndices(c, output, indices, "output"));
-  if (c->RankKnown(updates) && c->Rank(updates) < 1) {
-    return InvalidArgumentError(messages::UpdatesRank(
-        c->DebugString(updates), c->DebugString(indices)));
-  }
-  if (!c->RankKnown(indices) || !c->RankKnown(updates)) return absl::OkStatus();
-  const int outer = c->Rank(indices) - 1;
-  bool outer_ok = c->Rank(updates) >= outer;
-  for (int d = 0; outer_ok && d < outer; ++d) {
-    outer_ok = !Conflict(c, c->Dim(indices, d), c->Dim(updates, d));
-  }
-  if (!outer_ok) {
-    return InvalidArgumentError(messages::OuterMismatch(
-        c->DebugString(indices), outer, c->DebugString(updates)));
-  }
-  DimensionHandle depth_dim = c->Dim(indices, -1);
-  if (!c->ValueKnown(depth_dim) || !c->RankKnown(output)) {
-    return absl::OkStatus();
-  }
-  const int depth = static_cast<int>(c->Value(depth_dim));
-  const int inner = c->Rank(output) - depth;
-  bool inner_ok = c->Rank(updates) - outer == inner;
-  for (int d = 0; inner_ok && d < inner; ++d) {
-    inner_ok = !Conflict(c, c->Dim(updates, outer + d), c->Dim(output, depth + d));
-  }
-  if (!inner_ok) {
-    return InvalidArgumentError(messages::InnerMismatch(
-        c->DebugString(output), depth, c->Rank(output), c->DebugString(updates),
-        outer, c->Rank(updates)));
-  }
-  return absl::OkStatus();
-}
+#define TFSO_TYPES(NAME, LIST) TypeAttr(NAME, {LIST(TFSO_DTYPE_NAME, )})
 
 Status TensorScatterShape(InferenceContext* c) {
   TF_RETURN_IF_ERROR(CheckScatter(c, c->input(0), c->input(1), c->input(2)));
@@ -175,8 +118,8 @@ REGISTER_OP("TfScatter>ScatterNd")
     .Input("updates: T")
     .Input("shape: Tindices")
     .Output("output: T")
-    .Attr("T: " TFSO_ALL_TYPES)
-    .Attr("Tindices: " TFSO_INDEX_TYPES)
+    .Attr(TFSO_TYPES("T", TFSO_ALL_DTYPES))
+    .Attr(TFSO_TYPES("Tindices", TFSO_INDEX_DTYPES))
     .Attr("bad_indices_policy: string = ''")
     .SetShapeFn(ScatterNdShape);
 
@@ -186,23 +129,23 @@ REGISTER_OP("TfScatter>ScatterNd")
       .Input("indices: Tindices")           \
       .Input("updates: T")                  \
       .Output("output: T")                  \
-      .Attr("T: " TYPES)                    \
-      .Attr("Tindices: " TFSO_INDEX_TYPES)  \
+      .Attr(TFSO_TYPES("T", TYPES))                    \
+      .Attr(TFSO_TYPES("Tindices", TFSO_INDEX_DTYPES))  \
       .Attr("bad_indices_policy: string = ''") \
       .SetShapeFn(TensorScatterShape)
 
-TFSO_TENSOR_SCATTER_OP("TensorScatterUpdate", TFSO_ALL_TYPES);
-TFSO_TENSOR_SCATTER_OP("TensorScatterAdd", TFSO_ADD_TYPES);
-TFSO_TENSOR_SCATTER_OP("TensorScatterSub", TFSO_ADD_TYPES);
-TFSO_TENSOR_SCATTER_OP("TensorScatterMin", TFSO_MINMAX_TYPES);
-TFSO_TENSOR_SCATTER_OP("TensorScatterMax", TFSO_MINMAX_TYPES);
+TFSO_TENSOR_SCATTER_OP("TensorScatterUpdate", TFSO_ALL_DTYPES);
+TFSO_TENSOR_SCATTER_OP("TensorScatterAdd", TFSO_ADD_DTYPES);
+TFSO_TENSOR_SCATTER_OP("TensorScatterSub", TFSO_ADD_DTYPES);
+TFSO_TENSOR_SCATTER_OP("TensorScatterMin", TFSO_MINMAX_DTYPES);
+TFSO_TENSOR_SCATTER_OP("TensorScatterMax", TFSO_MINMAX_DTYPES);
 
 REGISTER_OP("TfScatter>GatherNd")
     .Input("params: Tparams")
     .Input("indices: Tindices")
     .Output("output: Tparams")
-    .Attr("Tparams: " TFSO_ALL_TYPES)
-    .Attr("Tindices: " TFSO_INDEX_TYPES)
+    .Attr(TFSO_TYPES("Tparams", TFSO_ALL_DTYPES))
+    .Attr(TFSO_TYPES("Tindices", TFSO_INDEX_DTYPES))
     .Attr("bad_indices_policy: string = ''")
     .SetShapeFn(GatherNdShape);
 
@@ -213,8 +156,8 @@ REGISTER_OP("TfScatter>GatherNd")
       .Input("ref: resource")                                         \
       .Input("indices: Tindices")                                     \
       .Input("updates: T")                                            \
-      .Attr("T: " TYPES)                                              \
-      .Attr("Tindices: " TFSO_INDEX_TYPES)                            \
+      .Attr(TFSO_TYPES("T", TYPES))                                              \
+      .Attr(TFSO_TYPES("Tindices", TFSO_INDEX_DTYPES))                            \
       .Attr("use_locking: bool = true")                               \
       .Attr("bad_indices_policy: string = ''")                        \
       .SetShapeFn(ResourceScatterShape);                              \
@@ -223,24 +166,24 @@ REGISTER_OP("TfScatter>GatherNd")
       .Input("indices: Tindices")                                     \
       .Input("updates: T")                                            \
       .Output("output_ref: Ref(T)")                                   \
-      .Attr("T: " TYPES)                                              \
-      .Attr("Tindices: " TFSO_INDEX_TYPES)                            \
+      .Attr(TFSO_TYPES("T", TYPES))                                              \
+      .Attr(TFSO_TYPES("Tindices", TFSO_INDEX_DTYPES))                            \
       .Attr("use_locking: bool = true")                               \
       .Attr("bad_indices_policy: string = ''")                        \
       .SetShapeFn(RefScatterShape)
 
-TFSO_VARIABLE_SCATTER_OPS("ScatterNdUpdate", TFSO_ALL_TYPES);
-TFSO_VARIABLE_SCATTER_OPS("ScatterNdAdd", TFSO_ADD_TYPES);
-TFSO_VARIABLE_SCATTER_OPS("ScatterNdSub", TFSO_ADD_TYPES);
-TFSO_VARIABLE_SCATTER_OPS("ScatterNdMin", TFSO_MINMAX_TYPES);
-TFSO_VARIABLE_SCATTER_OPS("ScatterNdMax", TFSO_MINMAX_TYPES);
+TFSO_VARIABLE_SCATTER_OPS("ScatterNdUpdate", TFSO_ALL_DTYPES);
+TFSO_VARIABLE_SCATTER_OPS("ScatterNdAdd", TFSO_ADD_DTYPES);
+TFSO_VARIABLE_SCATTER_OPS("ScatterNdSub", TFSO_ADD_DTYPES);
+TFSO_VARIABLE_SCATTER_OPS("ScatterNdMin", TFSO_MINMAX_DTYPES);
+TFSO_VARIABLE_SCATTER_OPS("ScatterNdMax", TFSO_MINMAX_DTYPES);
 
 REGISTER_OP("TfScatter>ResourceGatherNd")
     .Input("resource: resource")
     .Input("indices: Tindices")
     .Output("output: dtype")
-    .Attr("dtype: " TFSO_ALL_TYPES)
-    .Attr("Tindices: " TFSO_INDEX_TYPES)
+    .Attr(TFSO_TYPES("dtype", TFSO_ALL_DTYPES))
+    .Attr(TFSO_TYPES("Tindices", TFSO_INDEX_DTYPES))
     .Attr("bad_indices_policy: string = ''")
     .SetShapeFn(ResourceGatherNdShape);
 

@@ -29,11 +29,20 @@
 #include "cpu/index_linearize.h"
 #include "cpu/parallel.h"
 #include "common/reducers.h"
+#include "cpu/gather_cpu.h"
 #include "cpu/scatter_cpu.h"
 
 namespace tso = tf_scatter_ops;
 
 namespace {
+
+// The core's call for `rows` into [nslots, slice].
+tso::CpuCall Call(const tso::IndexRows& rows, int64_t slice, int64_t nslots) {
+  tso::CpuCall call;
+  call.form = {rows.n, rows.depth, nslots, slice};
+  call.rows = rows;
+  return call;
+}
 
 int g_failures = 0;
 int64_t g_checks = 0;
@@ -286,7 +295,7 @@ void RunCase(std::mt19937_64& rng, const Geometry& g, double bad_fraction,
   }
   // The core's buffers are exactly sized heap arrays, so ASan sees overruns.
   Arr<T> out_buf = mode == tso::Init::kInPlace ? init : Arr<T>(total, RandomValue<T>(rng));
-  const tso::ScatterShape shape{rows, S, nslots};
+  const tso::CpuCall shape = Call(rows, S, nslots);
   // Under the ERROR policy a call with a bad row reports it and writes nothing.
   if (ref_bad >= 0) {
     const Arr<T> before = out_buf;
@@ -450,7 +459,7 @@ void FixedCases() {
     CHECK(tso::Linearize(rows, slots, serial) == -1, "dups");
     const float upd[] = {10, 20, 30, 40};
     float init[] = {1, 2, 3, 4}, out[4];
-    const tso::ScatterShape s{rows, 1, 4};
+    const tso::CpuCall s = Call(rows, 1, 4);
     tso::ScatterCpu<float, tso::AssignOp>(s, false, upd, init, tso::Init::kCopy, out, serial, heap);
     CHECK(out[0] == 1 && out[1] == 30 && out[2] == 3 && out[3] == 40, "assign dups");
     tso::ScatterCpu<float, tso::AddOp>(s, false, upd, init, tso::Init::kCopy, out, serial, heap);
@@ -499,7 +508,7 @@ void FixedCases() {
     const float init[] = {3.f, 2.f, 0.f, nan};
     float out[4];
     const SlotRows r(slots, 7, 4);
-    const tso::ScatterShape s{r.rows, 1, 4};
+    const tso::CpuCall s = Call(r.rows, 1, 4);
     tso::ScatterCpu<float, tso::MinOp>(s, false, upd, init, tso::Init::kCopy, out, serial, heap);
     CHECK(out[0] == 3.f && out[1] == -1.f && out[2] == 0.f && !std::signbit(out[2]) &&
               std::isnan(out[3]), "min with nan / signed zeros");
@@ -513,12 +522,12 @@ void FixedCases() {
     const std::string upd[] = {"a", "b", "c"};
     std::string out[2];
     const SlotRows r(slots, 3, 2);
-    tso::ScatterCpu<std::string, tso::AddOp>({r.rows, 1, 2}, false, upd, nullptr,
+    tso::ScatterCpu<std::string, tso::AddOp>(Call(r.rows, 1, 2), false, upd, nullptr,
                                              tso::Init::kZero, out, serial, heap);
     CHECK(out[0] == "ab" && out[1] == "c", "string concat");
     const bool bupd[] = {true, false, false};
     bool bout[2];
-    tso::ScatterCpu<bool, tso::AddOp>({r.rows, 1, 2}, false, bupd, nullptr, tso::Init::kZero,
+    tso::ScatterCpu<bool, tso::AddOp>(Call(r.rows, 1, 2), false, bupd, nullptr, tso::Init::kZero,
                                       bout, serial, heap);
     CHECK(bout[0] && !bout[1], "bool or");
   }
@@ -528,19 +537,19 @@ void FixedCases() {
     const int32_t upd[] = {INT32_MAX, 1};
     int32_t out[1] = {0};
     const SlotRows r(slots, 2, 1);
-    tso::ScatterCpu<int32_t, tso::AddOp>({r.rows, 1, 1}, false, upd, nullptr, tso::Init::kZero,
+    tso::ScatterCpu<int32_t, tso::AddOp>(Call(r.rows, 1, 1), false, upd, nullptr, tso::Init::kZero,
                                          out, serial, heap);
     CHECK(out[0] == INT32_MIN, "wrap add");
     const int8_t u8[] = {INT8_MIN, 1};
     int8_t o8[1] = {0};
-    tso::ScatterCpu<int8_t, tso::SubOp>({r.rows, 1, 1}, false, u8, nullptr, tso::Init::kZero,
+    tso::ScatterCpu<int8_t, tso::SubOp>(Call(r.rows, 1, 1), false, u8, nullptr, tso::Init::kZero,
                                         o8, serial, heap);
     CHECK(o8[0] == 127, "wrap sub: %d", o8[0]);
   }
   // Zero sizes: nothing touched, nothing read.
   {
     const SlotRows none(nullptr, 0, 0);
-    const tso::ScatterShape empty{none.rows, 5, 0};
+    const tso::CpuCall empty = Call(none.rows, 5, 0);
     tso::ScatterCpu<float, tso::AddOp>(empty, false, nullptr, nullptr, tso::Init::kZero, nullptr,
                                        ThreadParallel(4, 1), heap);
     tso::GatherCpu<float>(empty, nullptr, nullptr, ThreadParallel(4, 1));
@@ -549,7 +558,7 @@ void FixedCases() {
     const SlotRows into_empty(&idx, 1, 0);
     CHECK(tso::Linearize(into_empty.rows, &slot, serial) == 0, "index into an empty dim is bad");
     // ... and a scatter into an empty output still reports it.
-    const tso::ScatterShape s{into_empty.rows, 5, 0};
+    const tso::CpuCall s = Call(into_empty.rows, 5, 0);
     const int64_t bad = tso::ScatterCpu<float, tso::AddOp>(s, false, nullptr, nullptr,
                                                            tso::Init::kZero, nullptr, serial, heap);
     CHECK(bad == 0, "bad row into an empty output");
@@ -655,7 +664,7 @@ int StreamedGather(int64_t S) {
     if (slots[i] >= nparams && first_bad < 0) first_bad = i;
   }
   const SlotRows r(slots.data(), n, nparams);
-  const tso::ScatterShape shape{r.rows, S, nparams};
+  const tso::CpuCall shape = Call(r.rows, S, nparams);
   const int64_t bytes = n * S * int64_t(sizeof(float));
   float* buf = static_cast<float*>(std::aligned_alloc(64, bytes + 64));
   int streamed = 0;

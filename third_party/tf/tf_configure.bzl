@@ -1,21 +1,14 @@
 """A repository with the headers, library and flags of the TensorFlow that
-PYTHON_BIN_PATH imports, straight from tf.sysconfig (never hard-coded)."""
-
-_QUERY = """
-import tensorflow as tf
-print(tf.sysconfig.get_include())
-print(tf.sysconfig.get_lib())
-print(tf.__version__)
-print(" ".join(f for f in tf.sysconfig.get_compile_flags() if not f.startswith("-I")))
-"""
+PYTHON_BIN_PATH imports, from tools/tf_flags.py (the query make and setup.py
+use too)."""
 
 def _tf_configure_impl(ctx):
     venv = str(ctx.path(Label("//:WORKSPACE")).dirname) + "/.venv/bin/python"
     python = ctx.os.environ.get("PYTHON_BIN_PATH") or venv
-    result = ctx.execute([python, "-c", _QUERY])
+    result = ctx.execute([python, str(ctx.path(Label("//:tools/tf_flags.py"))), "--format", "lines"])
     if result.return_code != 0:
         fail("could not import tensorflow with %s (set PYTHON_BIN_PATH):\n%s" % (python, result.stderr))
-    include, lib, version, flags = result.stdout.strip().split("\n")
+    version, include, lib, flags = result.stdout.rstrip("\n").split("\n")[-4:]
     ctx.symlink(include, "include")
     ctx.symlink(lib + "/libtensorflow_framework.so.2", "lib/libtensorflow_framework.so.2")
     ctx.file("BUILD", """

@@ -7,9 +7,9 @@
 // (cpu_features.h), rows go out with non-temporal stores, which skip that
 // read, while the row kRowPrefetch ahead is prefetched: 64-byte stores with
 // AVX-512 for rows of a multiple of 64 bytes, 32-byte stores with AVX2 for
-// rows of a multiple of 32. Both halves matter: non-temporal stores without
-// the prefetch were slower than plain copies, the prefetch alone gained
-// nothing.
+// rows of a multiple of 32. Both halves are needed: non-temporal stores
+// without the prefetch are slower than plain copies, and the prefetch alone
+// gains nothing.
 #ifndef TF_SCATTER_OPS_CC_KERNELS_CPU_ROW_COPY_H_
 #define TF_SCATTER_OPS_CC_KERNELS_CPU_ROW_COPY_H_
 
@@ -23,9 +23,6 @@
 
 namespace tf_scatter_ops {
 
-// Outputs smaller than this keep ordinary stores, so that the op that reads
-// them next finds them in cache.
-constexpr int64_t kStreamOutputBytes = int64_t(8) << 20;
 // Rows prefetched ahead of the one being copied, and how much of each.
 constexpr int64_t kRowPrefetch = 16;
 constexpr int64_t kRowPrefetchBytes = 256;
@@ -66,7 +63,9 @@ __attribute__((target(TF_SCATTER_OPS_AVX2))) inline void StreamRow32(
 // The streaming copy for rows of `row_bytes` into `out` (`total_bytes` in
 // all) under the active ISA, or nullptr for ordinary copies.
 inline StreamRowFn PickStreamRow(const void* out, int64_t row_bytes, int64_t total_bytes) {
-  if (total_bytes < kStreamOutputBytes) return nullptr;
+  // Outputs that stay in cache keep ordinary stores, so that the op that
+  // reads them next finds them there.
+  if (total_bytes < kCacheBytes) return nullptr;
   const uintptr_t address = reinterpret_cast<uintptr_t>(out);
   const Isa isa = ActiveIsa();
   if (isa >= Isa::kAvx512 && row_bytes % 64 == 0 && address % 64 == 0) return StreamRow64;

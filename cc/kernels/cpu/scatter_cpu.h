@@ -1,11 +1,6 @@
-// The CPU scatter and gather cores, in canonical form. TensorFlow-free.
+// The CPU scatter core, in canonical form (cpu_call.h). TensorFlow-free.
 //
-//   rows    [n, depth]     index rows; each names a flat destination slot
-//                          (index_linearize.h), or is bad (-1: dropped)
-//   updates [n, slice]
-//   output  [nslots, slice]
-//
-// Every core returns the first bad row, or -1. A scatter with bad rows and
+// Every call returns the first bad row, or -1. A scatter with bad rows and
 // !ignore returns before it writes anything, so a forwarded input is intact;
 // so does one whose scratch cannot be allocated (it returns kNoScratch).
 //
@@ -13,62 +8,37 @@
 // (a thread working on a block of destinations, or on a range of columns)
 // that applies that element's updates in row order. The result is therefore
 // bitwise identical to a serial loop in index order, for any thread count.
+//
+// ScatterCpu picks one of three strategies:
+//   serial      one pass in row order, for small work, one thread, or an
+//               output that stays in cache with few updates;
+//   by column   long slices (or one destination row): each thread owns a
+//               range of columns of every row;
+//   by block    otherwise: the rows are grouped by destination block with a
+//               stable counting sort, and each block's owner applies its
+//               updates while the block is in cache.
 #ifndef TF_SCATTER_OPS_CC_KERNELS_CPU_SCATTER_CPU_H_
 #define TF_SCATTER_OPS_CC_KERNELS_CPU_SCATTER_CPU_H_
 
 #include <algorithm>
-#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
 #include <vector>
 
-#include "cpu/index_linearize.h"
 #include "common/init_mode.h"
-#include "cpu/parallel.h"
-#include "cpu/row_copy.h"
 #include "common/scratch.h"
+#include "cpu/cpu_call.h"
+#include "cpu/cpu_features.h"
+#include "cpu/index_linearize.h"
+#include "cpu/parallel.h"
 
 namespace tf_scatter_ops {
-
-struct ScatterShape {
-  IndexRows rows;  // the n update rows' indices
-  int64_t slice;   // elements per row
-  int64_t nslots;  // destination rows in the output
-};
-
-// What a scatter returns when its scratch could not be allocated.
-constexpr int64_t kNoScratch = -2;
-
 namespace internal {
 
-template <typename T>
-void InitElements(T* out, const T* init, Init mode, int64_t begin,
-                  int64_t end) {
-  if (mode == Init::kInPlace || begin >= end) return;
-  if constexpr (std::is_trivially_copyable<T>::value) {
-    // All-zero bits are zero for every numeric type we register.
-    if (mode == Init::kZero) {
-      std::memset(static_cast<void*>(out + begin), 0, (end - begin) * sizeof(T));
-    } else {
-      std::memcpy(static_cast<void*>(out + begin), init + begin,
-                  (end - begin) * sizeof(T));
-    }
-  } else {
-    for (int64_t k = begin; k < end; ++k) out[k] = mode == Init::kZero ? T() : init[k];
-  }
-}
-
-template <typename T, typename Op>
-inline void ApplyRow(T* dst, const T* src, int64_t len) {
-  for (int64_t k = 0; k < len; ++k) Op::Apply(dst[k], src[k]);
-}
-
-// Rows whose work is below this are done serially, without any scratch.
-constexpr int64_t kSmallWork = 1 << 15;
-// ... and so are up to kInCacheUpdates update elements into an output of at
-// most kCacheBytes.
-constexpr int64_t kCacheBytes = 8 << 20;
+// Serial below Parallel::kSerialBelow work; so are up to kInCacheUpdates
+// update elements into an output that stays in cache (kCacheBytes): the
+// hand-offs of the grouping passes would cost more than they save.
 constexpr int64_t kInCacheUpdates = 1 << 17;
 // Destination blocks are about this many bytes, so a block's output stays in
 // cache while its updates are applied (and its copy/zero-fill is fused).
@@ -77,7 +47,7 @@ constexpr int64_t kMaxBlocks = 1 << 14;
 // Slices at least this long are split by columns instead of by destination.
 constexpr int64_t kColumnSplitSlice = 4096;
 // How far ahead of a bucket's store the placing pass prefetches, in bytes
-// (measured: 64-256 all gain ~15% on that pass, none is clearly best).
+// (64-256 all speed that pass up alike; none is clearly best).
 constexpr int64_t kPrefetchAhead = 128;
 
 inline int64_t RoundUp(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
@@ -123,13 +93,13 @@ struct RowEntry {
 // after it) and keeps each row's slot, as narrow as the output allows, for
 // the placing pass.
 template <typename T, typename Op, typename Entry>
-int64_t ScatterGrouped(const ScatterShape& s, bool ignore, int shift,
+int64_t ScatterGrouped(const CpuCall& s, bool ignore, int shift,
                        const T* updates, const T* init, Init mode, T* out,
                        const Parallel& parallel, Scratch& scratch) {
-  const int64_t n = s.rows.n;
-  const int64_t S = s.slice;
-  const int64_t total = s.nslots * S;
-  const int64_t nblocks = ((s.nslots - 1) >> shift) + 1;
+  const int64_t n = s.form.n;
+  const int64_t S = s.form.slice;
+  const int64_t total = s.form.nslots * S;
+  const int64_t nblocks = ((s.form.nslots - 1) >> shift) + 1;
   const int64_t chunk_rows = std::max<int64_t>(1 << 14, (n + 63) / 64);
   const int64_t nchunks = n == 0 ? 0 : (n - 1) / chunk_rows + 1;
   std::vector<int64_t> chunk_bad(nchunks, -1);
@@ -212,17 +182,17 @@ int64_t ScatterGrouped(const ScatterShape& s, bool ignore, int shift,
 }
 
 template <typename T, typename Op>
-int64_t ScatterBlocks(const ScatterShape& s, bool ignore, const T* updates,
+int64_t ScatterBlocks(const CpuCall& s, bool ignore, const T* updates,
                       const T* init, Init mode, T* out,
                       const Parallel& parallel, Scratch& scratch) {
   const int64_t row_bytes =
-      std::max<int64_t>(1, s.slice * static_cast<int64_t>(sizeof(T)));
+      std::max<int64_t>(1, s.form.slice * static_cast<int64_t>(sizeof(T)));
   int shift = 0;
   while ((int64_t(2) << shift) * row_bytes <= kBlockBytes) ++shift;
-  while (((s.nslots - 1) >> shift) + 1 > kMaxBlocks) ++shift;
-  const bool narrow = shift <= 32 && s.rows.n <= int64_t(UINT32_MAX) &&
-                      s.nslots < int64_t(UINT32_MAX);
-  if (narrow && s.slice == 1 && std::is_trivially_copyable<T>::value) {
+  while (((s.form.nslots - 1) >> shift) + 1 > kMaxBlocks) ++shift;
+  const bool narrow = shift <= 32 && s.form.n <= int64_t(UINT32_MAX) &&
+                      s.form.nslots < int64_t(UINT32_MAX);
+  if (narrow && s.form.slice == 1 && std::is_trivially_copyable<T>::value) {
     return ScatterGrouped<T, Op, ValueEntry<T>>(
         s, ignore, shift, updates, init, mode, out, parallel, scratch);
   } else if (narrow) {
@@ -233,61 +203,55 @@ int64_t ScatterBlocks(const ScatterShape& s, bool ignore, const T* updates,
       s, ignore, shift, updates, init, mode, out, parallel, scratch);
 }
 
-}  // namespace internal
+
+// Every row's slot, for the serial and by-column strategies: in `inline_slots`
+// for a few rows (tiny ops do not allocate), else in scratch; nullptr if that
+// cannot be allocated.
+constexpr int64_t kInlineSlots = 32;
+inline int64_t* AllSlots(const CpuCall& s, int64_t* inline_slots, Scratch& scratch) {
+  return s.form.n <= kInlineSlots
+             ? inline_slots
+             : static_cast<int64_t*>(scratch.Allocate(s.form.n * sizeof(int64_t)));
+}
 
 template <typename T, typename Op>
-int64_t ScatterCpu(const ScatterShape& s, bool ignore, const T* updates,
-                   const T* init, Init mode, T* out, const Parallel& parallel,
-                   Scratch& scratch) {
-  using internal::ApplyRow;
-  using internal::InitElements;
-  const int64_t S = s.slice;
-  const int64_t total = s.nslots * S;
-  const int64_t n = s.rows.n;
-  // Nothing to write (an empty output has no valid slot, or the slices are
-  // empty), but bad rows are still bad.
-  if (total == 0) return Linearize(s.rows, nullptr, parallel);
-  const int64_t init_work = mode == Init::kInPlace ? 0 : total;
-
-  // Small: one serial pass in row order. Also when the output stays in cache
-  // and the updates are few: then the hand-offs of the grouping passes cost
-  // more than they save.
-  const bool in_cache = total * static_cast<int64_t>(sizeof(T)) <= internal::kCacheBytes &&
-                        n * S <= internal::kInCacheUpdates;
-  const bool serial = parallel.threads <= 1 ||
-                      n * S + init_work < internal::kSmallWork || in_cache;
-  // Long slices: each thread owns a range of columns of every row.
-  const bool by_column = S >= internal::kColumnSplitSlice || s.nslots == 1;
-  // Otherwise: owners are blocks of destination rows.
-  if (!serial && !by_column) {
-    return internal::ScatterBlocks<T, Op>(s, ignore, updates, init, mode, out,
-                                          parallel, scratch);
-  }
-
-  // Every row's slot: on the stack for a few rows (tiny ops do not allocate).
-  constexpr int64_t kInlineSlots = 32;
+int64_t ScatterSerial(const CpuCall& s, bool ignore, const T* updates,
+                      const T* init, Init mode, T* out,
+                      const Parallel& parallel, Scratch& scratch) {
+  const int64_t S = s.form.slice;
+  const int64_t n = s.form.n;
   int64_t inline_slots[kInlineSlots];
-  int64_t* slots = n <= kInlineSlots ? inline_slots
-                                     : static_cast<int64_t*>(scratch.Allocate(n * sizeof(int64_t)));
+  int64_t* slots = AllSlots(s, inline_slots, scratch);
   if (slots == nullptr) return kNoScratch;
   const int64_t first_bad = Linearize(s.rows, slots, parallel);
   if (first_bad >= 0 && !ignore) return first_bad;
-  if (serial) {
-    InitElements(out, init, mode, 0, total);
-    if (S == 1) {
-      for (int64_t i = 0; i < n; ++i) {
-        const int64_t slot = slots[i];
-        if (slot >= 0) Op::Apply(out[slot], updates[i]);
-      }
-    } else {
-      for (int64_t i = 0; i < n; ++i) {
-        const int64_t slot = slots[i];
-        if (slot >= 0) ApplyRow<T, Op>(out + slot * S, updates + i * S, S);
-      }
+  InitElements(out, init, mode, 0, s.form.nslots * S);
+  if (S == 1) {
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t slot = slots[i];
+      if (slot >= 0) Op::Apply(out[slot], updates[i]);
     }
-    return first_bad;
+  } else {
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t slot = slots[i];
+      if (slot >= 0) ApplyRow<T, Op>(out + slot * S, updates + i * S, S);
+    }
   }
-  parallel.For(total, 1, [&](int64_t b, int64_t e) {
+  return first_bad;
+}
+
+template <typename T, typename Op>
+int64_t ScatterByColumn(const CpuCall& s, bool ignore, const T* updates,
+                        const T* init, Init mode, T* out,
+                        const Parallel& parallel, Scratch& scratch) {
+  const int64_t S = s.form.slice;
+  const int64_t n = s.form.n;
+  int64_t inline_slots[kInlineSlots];
+  int64_t* slots = AllSlots(s, inline_slots, scratch);
+  if (slots == nullptr) return kNoScratch;
+  const int64_t first_bad = Linearize(s.rows, slots, parallel);
+  if (first_bad >= 0 && !ignore) return first_bad;
+  parallel.For(s.form.nslots * S, 1, [&](int64_t b, int64_t e) {
     InitElements(out, init, mode, b, e);
   });
   parallel.For(S, std::max<int64_t>(n, 1), [&](int64_t c0, int64_t c1) {
@@ -300,43 +264,34 @@ int64_t ScatterCpu(const ScatterShape& s, bool ignore, const T* updates,
   return first_bad;
 }
 
-// gather: output row i = params row slot(i), or zeros for a bad row. Returns
-// the first bad row, or -1; the output is then written all the same (it is
-// discarded unless the caller ignores bad rows).
-template <typename T>
-int64_t GatherCpu(const ScatterShape& s, const T* params, T* out,
-                  const Parallel& parallel) {
-  const int64_t S = s.slice;
-  if (S == 0) return Linearize(s.rows, nullptr, parallel);
-  std::atomic<int64_t> first_bad{INT64_MAX};
-  const int64_t row_bytes = S * static_cast<int64_t>(sizeof(T));
-  const StreamRowFn stream = std::is_trivially_copyable<T>::value
-                                 ? PickStreamRow(out, row_bytes, s.rows.n * row_bytes)
-                                 : nullptr;
-  parallel.For(s.rows.n, S + 6, [&](int64_t begin, int64_t end) {
-    KeepFirstBad(&first_bad, ForEachBatch(s.rows, begin, end, [&](int64_t b, int64_t e,
-                                                                  const int64_t* slots) {
-      for (int64_t i = b; i < e; ++i) {
-        const int64_t slot = slots[i - b];
-        T* dst = out + i * S;
-        if (slot < 0) {
-          internal::InitElements<T>(dst, nullptr, Init::kZero, 0, S);
-        } else if (stream) {
-          if (i + kRowPrefetch < e && slots[i + kRowPrefetch - b] >= 0) {
-            PrefetchRow(params + slots[i + kRowPrefetch - b] * S, row_bytes);
-          }
-          stream(dst, params + slot * S, row_bytes);
-        } else if constexpr (std::is_trivially_copyable<T>::value) {
-          std::memcpy(static_cast<void*>(dst), params + slot * S, S * sizeof(T));
-        } else {
-          std::copy(params + slot * S, params + (slot + 1) * S, dst);
-        }
-      }
-    }));
-    if (stream) StreamFence();
-  });
-  const int64_t bad = first_bad.load();
-  return bad == INT64_MAX ? -1 : bad;
+}  // namespace internal
+
+// Kept out of line: which operand of a commutative add the compiler puts
+// first, and so whose payload a NaN + NaN keeps, depends on the code it is
+// inlined into. Out of line, the row adds keep the output's NaN as
+// TensorFlow's kernel does on the paths tests/test_fuzz.py compares bitwise
+// (README: where NaN payloads can still differ).
+template <typename T, typename Op>
+__attribute__((noinline)) int64_t ScatterCpu(const CpuCall& s, bool ignore, const T* updates,
+                   const T* init, Init mode, T* out, const Parallel& parallel,
+                   Scratch& scratch) {
+  using namespace internal;  // NOLINT: the strategies
+  const int64_t S = s.form.slice;
+  const int64_t total = s.form.nslots * S;
+  const int64_t work = s.form.n * S;
+  // Nothing to write (an empty output has no valid slot, or the slices are
+  // empty), but bad rows are still bad.
+  if (total == 0) return Linearize(s.rows, nullptr, parallel);
+  const bool in_cache =
+      total * static_cast<int64_t>(sizeof(T)) <= kCacheBytes && work <= kInCacheUpdates;
+  const int64_t init_work = mode == Init::kInPlace ? 0 : total;
+  if (parallel.threads <= 1 || work + init_work < Parallel::kSerialBelow || in_cache) {
+    return ScatterSerial<T, Op>(s, ignore, updates, init, mode, out, parallel, scratch);
+  }
+  if (S >= kColumnSplitSlice || s.form.nslots == 1) {
+    return ScatterByColumn<T, Op>(s, ignore, updates, init, mode, out, parallel, scratch);
+  }
+  return ScatterBlocks<T, Op>(s, ignore, updates, init, mode, out, parallel, scratch);
 }
 
 }  // namespace tf_scatter_ops

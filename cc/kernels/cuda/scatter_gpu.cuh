@@ -56,7 +56,7 @@ const char* MakePlan(Call& call, bool sort, Plan* plan);
 template <typename T>
 const char* InitOutput(const Call& call, const T* init, Init mode, T* out) {
   cudaStream_t stream = static_cast<cudaStream_t>(call.stream);
-  const size_t bytes = sizeof(T) * call.nslots * call.slice;
+  const size_t bytes = sizeof(T) * call.form.nslots * call.form.slice;
   cudaError_t e = cudaSuccess;
   if (mode == Init::kZero) {
     e = cudaMemsetAsync(out, 0, bytes, stream);  // zero bits = 0 / false
@@ -162,16 +162,16 @@ template <typename T, typename Op, typename Key>
 void LaunchScatter(const Call& call, const Plan& plan, const T* updates,
                    T* out) {
   cudaStream_t stream = static_cast<cudaStream_t>(call.stream);
-  const int64_t work = call.n * call.slice;
+  const int64_t work = call.form.n * call.form.slice;
   const Key* keys = static_cast<const Key*>(plan.keys);
   if constexpr (UsesAtomics<T, Op>::value) {
     ScatterAtomicKernel<T, Op, Key><<<GridFor(work), kThreads, 0, stream>>>(
-        keys, call.n, call.slice, call.nslots, updates, out);
+        keys, call.form.n, call.form.slice, call.form.nslots, updates, out);
   } else {
     ScatterRunsKernel<T, Op, Key><<<GridFor(work), kThreads, 0, stream>>>(
         keys, static_cast<const Key*>(plan.rows),
         static_cast<const Key*>(plan.run_starts), plan.num_runs,
-        plan.valid_end, call.slice, updates, out);
+        plan.valid_end, call.form.slice, updates, out);
   }
 }
 
@@ -179,15 +179,15 @@ template <typename T, typename Op>
 const char* ScatterOnStream(Call& call, const T* updates, const T* init, Init mode,
                             T* out) {
   call.bad_row = -1;
-  if (call.nslots * call.slice == 0) return nullptr;
+  if (call.form.nslots * call.form.slice == 0) return nullptr;
   Plan plan;
-  if (call.n > 0) {
+  if (call.form.n > 0) {
     // Checked before the output is touched: a forwarded input stays intact.
     if (const char* e = MakePlan(call, !UsesAtomics<T, Op>::value, &plan)) return e;
     if (call.bad_row >= 0) return nullptr;
   }
   if (const char* e = InitOutput(call, init, mode, out)) return e;
-  if (call.n == 0) return nullptr;
+  if (call.form.n == 0) return nullptr;
   if (plan.wide) {
     LaunchScatter<T, Op, uint64_t>(call, plan, updates, out);
   } else {
@@ -199,20 +199,20 @@ const char* ScatterOnStream(Call& call, const T* updates, const T* init, Init mo
 template <typename T>
 const char* GatherOnStream(Call& call, const T* params, T* out) {
   call.bad_row = -1;
-  if (call.n == 0) return nullptr;
+  if (call.form.n == 0) return nullptr;
   Plan plan;  // checked even when the slices are empty, as on the CPU
   if (const char* e = MakePlan(call, /*sort=*/false, &plan)) return e;
-  if (call.bad_row >= 0 || call.slice == 0) return nullptr;
+  if (call.bad_row >= 0 || call.form.slice == 0) return nullptr;
   cudaStream_t stream = static_cast<cudaStream_t>(call.stream);
-  const int64_t work = call.n * call.slice;
+  const int64_t work = call.form.n * call.form.slice;
   if (plan.wide) {
     GatherKernel<T, uint64_t><<<GridFor(work), kThreads, 0, stream>>>(
-        static_cast<const uint64_t*>(plan.keys), call.n, call.slice,
-        call.nslots, params, out);
+        static_cast<const uint64_t*>(plan.keys), call.form.n, call.form.slice,
+        call.form.nslots, params, out);
   } else {
     GatherKernel<T, uint32_t><<<GridFor(work), kThreads, 0, stream>>>(
-        static_cast<const uint32_t*>(plan.keys), call.n, call.slice,
-        call.nslots, params, out);
+        static_cast<const uint32_t*>(plan.keys), call.form.n, call.form.slice,
+        call.form.nslots, params, out);
   }
   return LastError();
 }

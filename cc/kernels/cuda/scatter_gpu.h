@@ -2,8 +2,7 @@
 // sizes and a stream. Includes neither TensorFlow nor CUDA headers, so the
 // TensorFlow glue (g++) and the standalone harness (nvcc) share it.
 //
-// Canonical form as on the CPU: indices [n, depth] into the first `depth`
-// dims of a target [nslots, slice]; updates [n, slice].
+// Canonical form as on the CPU (common/scatter_form.h).
 //
 // Deterministic without float atomics: the rows are linearised and bounds
 // checked in one pass, stably radix-sorted by destination, and one owner per
@@ -18,9 +17,11 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "common/dtypes.h"
 #include "common/element_types.h"
 #include "common/init_mode.h"
 #include "common/reducers.h"
+#include "common/scatter_form.h"
 #include "common/scratch.h"
 
 namespace tf_scatter_ops {
@@ -33,13 +34,10 @@ enum class IndexType { kInt16, kInt32, kInt64 };
 using ::tf_scatter_ops::Scratch;
 
 struct Call {
+  ScatterForm form;
   const void* indices = nullptr;  // device, [n, depth]
   IndexType index_type = IndexType::kInt32;
-  int64_t n = 0;
-  int depth = 0;
   const int64_t* dims = nullptr;  // host, the `depth` outer dims of the target
-  int64_t slice = 1;
-  int64_t nslots = 1;
   bool ignore = false;      // IGNORE: drop bad rows; else report the first
   void* stream = nullptr;   // cudaStream_t
   Scratch* scratch = nullptr;
@@ -64,15 +62,32 @@ const char* Gather(Call& call, const T* params, T* out);
 }  // namespace gpu
 }  // namespace tf_scatter_ops
 
-// The instantiations the .cu.cc files provide, by op.
+// The core's element type for each dtype name of common/dtypes.h.
+namespace tf_scatter_ops {
+namespace gpu {
+using dtype_bfloat16 = BF16;
+using dtype_half = F16;
+using dtype_float = float;
+using dtype_double = double;
+using dtype_complex64 = Complex<float>;
+using dtype_complex128 = Complex<double>;
+using dtype_int8 = int8_t;
+using dtype_int16 = int16_t;
+using dtype_int32 = int32_t;
+using dtype_int64 = int64_t;
+using dtype_uint8 = uint8_t;
+using dtype_uint16 = uint16_t;
+using dtype_uint32 = uint32_t;
+using dtype_uint64 = uint64_t;
+using dtype_bool = bool;
+}  // namespace gpu
+}  // namespace tf_scatter_ops
+
+// m(type) for a dtype name of common/dtypes.h (X of its lists).
+#define TFSO_GPU_DTYPE(m, name) m(::tf_scatter_ops::gpu::dtype_##name)
+
+// Update and gather move bits: one instantiation per element width.
 #define TFSO_GPU_BITS_TYPES(m) \
   m(uint8_t) m(uint16_t) m(uint32_t) m(uint64_t) m(::tf_scatter_ops::Bits128)
-#define TFSO_GPU_MINMAX_TYPES(m)                                             \
-  m(::tf_scatter_ops::F16) m(::tf_scatter_ops::BF16) m(float) m(double)      \
-  m(int8_t) m(int16_t) m(int32_t) m(int64_t) m(uint8_t) m(uint16_t)          \
-  m(uint32_t) m(uint64_t)
-#define TFSO_GPU_ADD_TYPES(m)                                                \
-  TFSO_GPU_MINMAX_TYPES(m) m(::tf_scatter_ops::Complex<float>)               \
-  m(::tf_scatter_ops::Complex<double>)
 
 #endif  // TF_SCATTER_OPS_CC_KERNELS_CUDA_SCATTER_GPU_H_

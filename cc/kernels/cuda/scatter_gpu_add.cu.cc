@@ -5,8 +5,7 @@ namespace tf_scatter_ops {
 namespace gpu {
 
 #define INSTANTIATE(T) TFSO_INSTANTIATE_SCATTER(T, AddOp)
-TFSO_GPU_ADD_TYPES(INSTANTIATE)
-INSTANTIATE(bool)
+TFSO_GPU_ALL_DTYPES(TFSO_GPU_DTYPE, INSTANTIATE)
 #undef INSTANTIATE
 
 }  // namespace gpu

@@ -90,13 +90,13 @@ const char* ReadBadRow(Call& call, const unsigned long long* first_bad) {
   Index coords[kInlineDepth];
   Index* host = coords;
   Index* heap = nullptr;
-  if (call.depth > kInlineDepth) host = heap = new Index[call.depth];
-  e = cudaMemcpyAsync(host, static_cast<const Index*>(call.indices) + bad * call.depth,
-                      sizeof(Index) * call.depth, cudaMemcpyDeviceToHost, stream);
+  if (call.form.depth > kInlineDepth) host = heap = new Index[call.form.depth];
+  e = cudaMemcpyAsync(host, static_cast<const Index*>(call.indices) + bad * call.form.depth,
+                      sizeof(Index) * call.form.depth, cudaMemcpyDeviceToHost, stream);
   if (e == cudaSuccess) e = cudaStreamSynchronize(stream);
   if (e == cudaSuccess) {
     call.bad_row = static_cast<int64_t>(bad);
-    for (int d = 0; d < call.depth; ++d) call.bad_coords[d] = host[d];
+    for (int d = 0; d < call.form.depth; ++d) call.bad_coords[d] = host[d];
   }
   delete[] heap;
   return Error(e);
@@ -105,9 +105,9 @@ const char* ReadBadRow(Call& call, const unsigned long long* first_bad) {
 template <typename Index, typename Key>
 const char* MakePlanTyped(Call& call, bool sort, Plan* plan) {
   cudaStream_t stream = static_cast<cudaStream_t>(call.stream);
-  const int64_t n = call.n;
-  const Key bad_key = static_cast<Key>(call.nslots);
-  const int end_bit = BitWidth(static_cast<uint64_t>(call.nslots));
+  const int64_t n = call.form.n;
+  const Key bad_key = static_cast<Key>(call.form.nslots);
+  const int end_bit = BitWidth(static_cast<uint64_t>(call.form.nslots));
 #if CUB_VERSION < 200500
   if (n > INT_MAX) return "more than 2^31-1 index rows need CUB 2.5 or newer";
 #endif
@@ -130,9 +130,9 @@ const char* MakePlanTyped(Call& call, bool sort, Plan* plan) {
 
   // One scratch block, carved into 256-byte aligned pieces.
   const size_t key_bytes = Align(sizeof(Key) * n);
-  const bool deep = call.depth > kInlineDepth;
+  const bool deep = call.form.depth > kInlineDepth;
   size_t total = key_bytes + Align(3 * sizeof(unsigned long long)) +
-                 (deep ? Align(2 * sizeof(int64_t) * call.depth) : 0);
+                 (deep ? Align(2 * sizeof(int64_t) * call.form.depth) : 0);
   if (sort) {
     total += 4 * key_bytes + Align(n) + Align(std::max(sort_bytes, select_bytes));
   }
@@ -153,17 +153,17 @@ const char* MakePlanTyped(Call& call, bool sort, Plan* plan) {
   int64_t* deep_dims = nullptr;
   {
     int64_t stride = 1;
-    int64_t* host = deep ? new int64_t[2 * call.depth] : nullptr;
-    for (int d = call.depth - 1; d >= 0; --d) {
+    int64_t* host = deep ? new int64_t[2 * call.form.depth] : nullptr;
+    for (int d = call.form.depth - 1; d >= 0; --d) {
       (deep ? host[d] : dims.dim[d]) = call.dims[d];
-      (deep ? host[call.depth + d] : dims.stride[d]) = stride;
+      (deep ? host[call.form.depth + d] : dims.stride[d]) = stride;
       stride *= call.dims[d];
     }
     if (deep) {
-      deep_dims = reinterpret_cast<int64_t*>(take(Align(2 * sizeof(int64_t) * call.depth)));
+      deep_dims = reinterpret_cast<int64_t*>(take(Align(2 * sizeof(int64_t) * call.form.depth)));
       // Pageable source: the copy is staged before this call returns.
       const cudaError_t e =
-          cudaMemcpyAsync(deep_dims, host, 2 * sizeof(int64_t) * call.depth,
+          cudaMemcpyAsync(deep_dims, host, 2 * sizeof(int64_t) * call.form.depth,
                           cudaMemcpyHostToDevice, stream);
       delete[] host;
       if (e != cudaSuccess) return Error(e);
@@ -178,7 +178,7 @@ const char* MakePlanTyped(Call& call, bool sort, Plan* plan) {
 
   Key* rows = sort ? reinterpret_cast<Key*>(take(key_bytes)) : nullptr;
   LinearizeKernel<Index, Key><<<GridFor(n), kThreads, 0, stream>>>(
-      static_cast<const Index*>(call.indices), n, call.depth, dims, deep_dims,
+      static_cast<const Index*>(call.indices), n, call.form.depth, dims, deep_dims,
       bad_key, keys, rows, call.ignore ? nullptr : first_bad);
   if (const char* e = LastError()) return e;
   if (!call.ignore) {
@@ -216,8 +216,8 @@ const char* MakePlanTyped(Call& call, bool sort, Plan* plan) {
 
 template <typename Index>
 const char* MakePlanForIndex(Call& call, bool sort, Plan* plan) {
-  const bool wide = static_cast<uint64_t>(call.nslots) >= UINT32_MAX ||
-                    static_cast<uint64_t>(call.n) >= UINT32_MAX;
+  const bool wide = static_cast<uint64_t>(call.form.nslots) >= UINT32_MAX ||
+                    static_cast<uint64_t>(call.form.n) >= UINT32_MAX;
   return wide ? MakePlanTyped<Index, uint64_t>(call, sort, plan)
               : MakePlanTyped<Index, uint32_t>(call, sort, plan);
 }

@@ -5,7 +5,7 @@ namespace tf_scatter_ops {
 namespace gpu {
 
 #define INSTANTIATE(T) TFSO_INSTANTIATE_SCATTER(T, SubOp)
-TFSO_GPU_ADD_TYPES(INSTANTIATE)
+TFSO_ADD_DTYPES(TFSO_GPU_DTYPE, INSTANTIATE)
 #undef INSTANTIATE
 
 }  // namespace gpu

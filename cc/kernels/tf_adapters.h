@@ -1,16 +1,19 @@
-// TensorFlow glue shared by every kernel of the family: the policy attr,
-// shape validation into canonical form, index rows for the CPU core and the
-// "first bad row" error, and the intra-op thread pool as a Parallel.
-// Compiled once (scatter_geometry.cc), not per dtype.
-#ifndef TF_SCATTER_OPS_CC_KERNELS_SCATTER_GEOMETRY_H_
-#define TF_SCATTER_OPS_CC_KERNELS_SCATTER_GEOMETRY_H_
+// What the cores need from TensorFlow, adapted once for every kernel of the
+// family: the policy attr, index rows for the CPU core and the call of the
+// CUDA core, the "first bad row" error, scratch from allocate_temp, and the
+// intra-op thread pool as a Parallel. Compiled once (tf_adapters.cc), not
+// per dtype.
+#ifndef TF_SCATTER_OPS_CC_KERNELS_TF_ADAPTERS_H_
+#define TF_SCATTER_OPS_CC_KERNELS_TF_ADAPTERS_H_
 
 #include <cstdint>
 #include <vector>
 
-#include "cpu/index_linearize.h"
-#include "cpu/parallel.h"
+#include "common/scatter_form.h"
 #include "common/scratch.h"
+#include "cpu/cpu_call.h"
+#include "cpu/parallel.h"
+#include "shape_checks.h"
 #if TFSO_WITH_CUDA
 #include "cuda/scatter_gpu.h"
 #endif
@@ -24,57 +27,37 @@ using ::tensorflow::OpKernelConstruction;
 using ::tensorflow::OpKernelContext;
 using ::tensorflow::Tensor;
 using ::tensorflow::TensorShape;
-using Status = ::absl::Status;
-
-// The canonical form of one call: indices [n, depth] into the first `depth`
-// dims of a target [nslots, slice].
-struct Geometry {
-  int64_t n = 0;
-  int depth = 0;
-  int64_t slice = 1;
-  int64_t nslots = 1;
-};
 
 // bad_indices_policy: "", "DEFAULT", "ERROR" raise; "IGNORE" drops rows.
 Status ParseBadIndicesPolicy(OpKernelConstruction* c, bool* ignore);
 
-// Checks indices/updates against the output shape of a scatter.
-Status ScatterGeometry(const TensorShape& output, const TensorShape& indices,
-                       const TensorShape& updates, Geometry* g);
-
-// Checks indices against params of a gather; sets the output shape.
-Status GatherGeometry(const TensorShape& params, const TensorShape& indices,
-                      Geometry* g, TensorShape* output);
-
-// scatter_nd's `shape` input -> an output shape (vector, non-negative, fits).
-Status ShapeFromTensor(const Tensor& shape, TensorShape* output);
-
-// The index rows of `indices` into `target`, in the CPU core's form; holds
-// the dims and strides the rows point to (so it is neither copied nor moved).
-struct CpuRows {
-  CpuRows() = default;
-  CpuRows(const CpuRows&) = delete;
-  CpuRows& operator=(const CpuRows&) = delete;
+// A call of the CPU core (cpu/cpu_call.h) for `indices` into `target`; holds
+// the dims and strides its index rows point to (so it is neither copied nor
+// moved).
+struct CpuCallState {
+  CpuCallState() = default;
+  CpuCallState(const CpuCallState&) = delete;
+  CpuCallState& operator=(const CpuCallState&) = delete;
   std::vector<int64_t> dims, strides;
-  IndexRows rows;
+  CpuCall call;
 };
-Status MakeCpuRows(const Tensor& indices, const Geometry& g,
-                   const TensorShape& target, CpuRows* r);
+Status PrepareCpuCall(const Tensor& indices, const ScatterForm& f,
+                      const TensorShape& target, CpuCallState* s);
 
 // The error for bad row `row` of `indices` (first bad row of a call) into
 // `target`: of a scatter, or of a gather (`gather`: TensorFlow names the row
 // by its position in indices' outer dims, and an empty params has its own
 // message).
-Status BadRowError(const Tensor& indices, const Geometry& g, int64_t row,
+Status BadRowError(const Tensor& indices, const ScatterForm& f, int64_t row,
                    const TensorShape& target, bool gather);
-
-// The op's intra-op thread pool.
-Parallel CpuParallel(OpKernelContext* c);
 
 // The same from the row's index values `coords`.
 Status BadIndexError(const TensorShape& indices, int64_t row,
                      const std::vector<int64_t>& coords,
                      const TensorShape& target, bool gather);
+
+// The op's intra-op thread pool.
+Parallel CpuParallel(OpKernelContext* c);
 
 // Scratch for the cores from allocate_temp on the op's device. The tensors
 // are released when the backend call returns; on a GPU that is before its
@@ -102,7 +85,7 @@ struct GpuCallState {
 };
 
 // Fills s->call for `indices` into `target`, on the op's stream.
-Status PrepareGpuCall(const Tensor& indices, const Geometry& g,
+Status PrepareGpuCall(const Tensor& indices, const ScatterForm& f,
                       const TensorShape& target, bool ignore,
                       GpuCallState* s);
 
@@ -114,4 +97,4 @@ Status GpuCallStatus(const GpuCallState& s, const char* error,
 
 }  // namespace tf_scatter_ops
 
-#endif  // TF_SCATTER_OPS_CC_KERNELS_SCATTER_GEOMETRY_H_
+#endif  // TF_SCATTER_OPS_CC_KERNELS_TF_ADAPTERS_H_

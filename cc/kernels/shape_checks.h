@@ -1,0 +1,190 @@
+// The family's shape rules and their messages, written once for the kernels
+// (every shape known) and the ops' shape functions (what is known at trace
+// time): each rule is a template over a view of a shape whose rank or dims
+// may be unknown, so the two cannot drift apart.
+//
+// Where TensorFlow's message is informative it is TensorFlow's, word for
+// word; where it is wrong or misleading (README, "where we differ") it is
+// ours.
+#ifndef TF_SCATTER_OPS_CC_KERNELS_SHAPE_CHECKS_H_
+#define TF_SCATTER_OPS_CC_KERNELS_SHAPE_CHECKS_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "common/scatter_form.h"
+#include "tensorflow/core/framework/shape_inference.h"
+#include "tensorflow/core/framework/tensor.h"
+#include "tensorflow/core/framework/tensor_shape.h"
+
+namespace tf_scatter_ops {
+
+using Status = ::absl::Status;
+
+namespace messages {
+
+// TensorFlow's: "Dimensions [0,1) of indices[shape=[2,1]] must match
+// dimensions [0,1) of updates[shape=[3]]" (and "of input[shape=...]").
+inline std::string DimensionsMismatch(const char* a, const std::string& a_shape,
+                                      int64_t a_begin, int64_t a_end,
+                                      const char* b, const std::string& b_shape,
+                                      int64_t b_begin, int64_t b_end) {
+  return absl::StrCat("Dimensions [", a_begin, ",", a_end, ") of ", a,
+                      "[shape=", a_shape, "] must match dimensions [", b_begin,
+                      ",", b_end, ") of ", b, "[shape=", b_shape, "]");
+}
+
+// The outer dimensions of indices (all but the last) against updates'.
+inline std::string OuterMismatch(const std::string& indices, int64_t outer,
+                                 const std::string& updates) {
+  return DimensionsMismatch("indices", indices, 0, outer, "updates", updates, 0,
+                            outer);
+}
+
+// The dimensions of the output after the index depth against updates' after
+// its outer dimensions.
+inline std::string InnerMismatch(const std::string& output, int64_t depth,
+                                 int64_t output_rank, const std::string& updates,
+                                 int64_t outer, int64_t updates_rank) {
+  return DimensionsMismatch("input", output, depth, output_rank, "updates",
+                            updates, outer, updates_rank);
+}
+
+// Ours: TensorFlow says "Dimensions [3,2) of input..." or "Inner dimensions of
+// output shape must match" for an index depth above the rank.
+inline std::string DepthExceedsRank(int64_t depth, int64_t rank,
+                                    const char* what, const std::string& target,
+                                    const std::string& indices) {
+  return absl::StrCat("index depth indices.shape[-1] = ", depth,
+                      " exceeds the rank ", rank, " of the ", what, " shape ",
+                      target, "; indices shape: ", indices);
+}
+
+inline std::string IndicesRank(const std::string& indices) {
+  return absl::StrCat(
+      "indices must have rank at least 1 (its last dimension is the index "
+      "depth), got indices shape ",
+      indices);
+}
+
+inline std::string UpdatesRank(const std::string& updates,
+                               const std::string& indices) {
+  return absl::StrCat("updates must have rank at least 1, got updates shape ",
+                      updates, "; indices shape: ", indices);
+}
+
+inline std::string EmptyOutput(const std::string& output,
+                               const std::string& indices,
+                               const std::string& updates) {
+  return absl::StrCat("Indices and updates specified for empty output shape ",
+                      output, "; indices shape: ", indices,
+                      ", updates shape: ", updates);
+}
+
+inline std::string ShapeNotVector(const std::string& shape) {
+  return absl::StrCat("shape must be a vector (1-D), got a tensor of shape ",
+                      shape);
+}
+
+// TensorFlow's, for a row whose index is out of bounds. Scatters name the
+// row by its flat number ("indices[3]"), gathers by its position in
+// indices' outer dimensions ("indices[0,1]") and say "param shape".
+inline std::string BadIndex(const std::vector<int64_t>& position,
+                            const std::vector<int64_t>& coords,
+                            const std::string& target, bool gather) {
+  return absl::StrCat("indices[", absl::StrJoin(position, ","), "] = [",
+                      absl::StrJoin(coords, ", "), "] does not index into ",
+                      gather ? "param shape " : "shape ", target);
+}
+
+// TensorFlow's, for a gather of rows from params with no elements.
+inline std::string EmptyParams(const std::string& params) {
+  return absl::StrCat(
+      "Requested more than 0 entries, but params is empty.  Params shape: ",
+      params);
+}
+
+}  // namespace messages
+
+// The rules, on views with rank() (-1: unknown), dim(d) (-1: unknown) and
+// text() (the shape as messages print it, "[2,1]" or "[?,3]"). Each returns
+// the message of the first rule broken, or "" if none is (as far as known).
+namespace rules {
+
+inline bool Conflict(int64_t a, int64_t b) { return a >= 0 && b >= 0 && a != b; }
+
+// indices has rank >= 1 and an index depth no deeper than the target's rank.
+template <typename View>
+std::string Indices(const View& target, const View& indices, const char* what) {
+  if (indices.rank() < 0) return "";
+  if (indices.rank() < 1) return messages::IndicesRank(indices.text());
+  const int64_t depth = indices.dim(indices.rank() - 1);
+  if (depth >= 0 && target.rank() >= 0 && depth > target.rank()) {
+    return messages::DepthExceedsRank(depth, target.rank(), what, target.text(),
+                                      indices.text());
+  }
+  return "";
+}
+
+// updates = indices.shape[:-1] + output.shape[depth:].
+template <typename View>
+std::string Scatter(const View& output, const View& indices, const View& updates) {
+  std::string error = Indices(output, indices, "output");
+  if (!error.empty()) return error;
+  if (updates.rank() >= 0 && updates.rank() < 1) {
+    return messages::UpdatesRank(updates.text(), indices.text());
+  }
+  if (indices.rank() < 0 || updates.rank() < 0) return "";
+  const int outer = indices.rank() - 1;
+  bool outer_ok = updates.rank() >= outer;
+  for (int d = 0; outer_ok && d < outer; ++d) {
+    outer_ok = !Conflict(indices.dim(d), updates.dim(d));
+  }
+  if (!outer_ok) {
+    return messages::OuterMismatch(indices.text(), outer, updates.text());
+  }
+  const int64_t depth = indices.dim(outer);
+  if (depth < 0 || output.rank() < 0) return "";
+  const int inner = output.rank() - static_cast<int>(depth);
+  bool inner_ok = updates.rank() - outer == inner;
+  for (int d = 0; inner_ok && d < inner; ++d) {
+    inner_ok = !Conflict(updates.dim(outer + d), output.dim(depth + d));
+  }
+  if (!inner_ok) {
+    return messages::InnerMismatch(output.text(), depth, output.rank(),
+                                   updates.text(), outer, updates.rank());
+  }
+  return "";
+}
+
+}  // namespace rules
+
+// Kernels: the checks on a call's shapes, and its canonical form.
+Status ScatterFormOf(const ::tensorflow::TensorShape& output,
+                     const ::tensorflow::TensorShape& indices,
+                     const ::tensorflow::TensorShape& updates, ScatterForm* f);
+// A gather's form and output shape.
+Status GatherFormOf(const ::tensorflow::TensorShape& params,
+                    const ::tensorflow::TensorShape& indices, ScatterForm* f,
+                    ::tensorflow::TensorShape* output);
+// scatter_nd's `shape` input -> an output shape (vector, non-negative, fits).
+Status ShapeFromTensor(const ::tensorflow::Tensor& shape,
+                       ::tensorflow::TensorShape* output);
+
+// Shape functions: the same rules on what is known at trace time.
+Status CheckIndices(::tensorflow::shape_inference::InferenceContext* c,
+                    ::tensorflow::shape_inference::ShapeHandle target,
+                    ::tensorflow::shape_inference::ShapeHandle indices,
+                    const char* what);
+Status CheckScatter(::tensorflow::shape_inference::InferenceContext* c,
+                    ::tensorflow::shape_inference::ShapeHandle output,
+                    ::tensorflow::shape_inference::ShapeHandle indices,
+                    ::tensorflow::shape_inference::ShapeHandle updates);
+
+}  // namespace tf_scatter_ops
+
+#endif  // TF_SCATTER_OPS_CC_KERNELS_SHAPE_CHECKS_H_

@@ -1,0 +1,169 @@
+#include "tf_adapters.h"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "shape_checks.h"
+#include "tensorflow/core/framework/types.h"
+#include "tensorflow/core/lib/core/threadpool.h"
+#if TFSO_WITH_CUDA
+#include "xla/stream_executor/stream.h"
+#endif
+
+namespace tf_scatter_ops {
+namespace {
+
+using ::absl::InvalidArgumentError;
+using ::absl::StrCat;
+
+template <typename Index>
+Status BadRowTyped(const Tensor& indices, const ScatterForm& f, int64_t row,
+                   const TensorShape& target, bool gather) {
+  const Index* r = indices.flat<Index>().data() + row * f.depth;
+  return BadIndexError(indices.shape(), row, std::vector<int64_t>(r, r + f.depth),
+                       target, gather);
+}
+
+}  // namespace
+
+Status ParseBadIndicesPolicy(OpKernelConstruction* c, bool* ignore) {
+  std::string policy;
+  TF_RETURN_IF_ERROR(c->GetAttr("bad_indices_policy", &policy));
+  if (policy.empty() || policy == "DEFAULT" || policy == "ERROR") {
+    *ignore = false;
+  } else if (policy == "IGNORE") {
+    *ignore = true;
+  } else {
+    return InvalidArgumentError(StrCat(
+        "Unknown bad_indices_policy '", policy,
+        "': expected '', 'DEFAULT', 'ERROR' or 'IGNORE' (upper case)"));
+  }
+  return absl::OkStatus();
+}
+
+Status PrepareCpuCall(const Tensor& indices, const ScatterForm& f,
+                      const TensorShape& target, CpuCallState* s) {
+  s->call.form = f;
+  s->dims.resize(f.depth);
+  s->strides.resize(f.depth);
+  int64_t stride = 1;
+  for (int d = f.depth - 1; d >= 0; --d) {
+    s->dims[d] = target.dim_size(d);
+    s->strides[d] = stride;
+    stride *= s->dims[d];
+  }
+  const int64_t* dims = s->dims.data();
+  const int64_t* strides = s->strides.data();
+  switch (indices.dtype()) {
+    case ::tensorflow::DT_INT16:
+      s->call.rows = MakeIndexRows(indices.flat<int16_t>().data(), f.n, f.depth, dims, strides);
+      return absl::OkStatus();
+    case ::tensorflow::DT_INT32:
+      s->call.rows = MakeIndexRows(indices.flat<int32_t>().data(), f.n, f.depth, dims, strides);
+      return absl::OkStatus();
+    case ::tensorflow::DT_INT64:
+      s->call.rows = MakeIndexRows(indices.flat<int64_t>().data(), f.n, f.depth, dims, strides);
+      return absl::OkStatus();
+    default:
+      return InvalidArgumentError(
+          StrCat("indices must be int16, int32 or int64, got ",
+                 ::tensorflow::DataTypeString(indices.dtype())));
+  }
+}
+
+Status BadRowError(const Tensor& indices, const ScatterForm& f, int64_t row,
+                   const TensorShape& target, bool gather) {
+  switch (indices.dtype()) {
+    case ::tensorflow::DT_INT16: return BadRowTyped<int16_t>(indices, f, row, target, gather);
+    case ::tensorflow::DT_INT32: return BadRowTyped<int32_t>(indices, f, row, target, gather);
+    default: return BadRowTyped<int64_t>(indices, f, row, target, gather);
+  }
+}
+
+Status BadIndexError(const TensorShape& indices, int64_t row,
+                     const std::vector<int64_t>& coords,
+                     const TensorShape& target, bool gather) {
+  if (!gather) {
+    return InvalidArgumentError(messages::BadIndex({row}, coords, target.DebugString(), false));
+  }
+  if (target.num_elements() == 0) {
+    return InvalidArgumentError(messages::EmptyParams(target.DebugString()));
+  }
+  // The row's position in indices' outer dimensions.
+  std::vector<int64_t> position(std::max(indices.dims() - 1, 0));
+  for (int d = static_cast<int>(position.size()) - 1; d >= 0; --d) {
+    position[d] = row % indices.dim_size(d);
+    row /= indices.dim_size(d);
+  }
+  return InvalidArgumentError(messages::BadIndex(position, coords, target.DebugString(), true));
+}
+
+void* TfScratch::Allocate(size_t bytes) {
+  Tensor t;
+  // A zero-byte tensor has no buffer; nullptr would read as out of memory.
+  status_ = c_->allocate_temp(
+      ::tensorflow::DT_UINT8,
+      TensorShape({static_cast<int64_t>(bytes > 0 ? bytes : 1)}), &t);
+  if (!status_.ok()) return nullptr;
+  held_.push_back(t);
+  return t.data();
+}
+
+#if TFSO_WITH_CUDA
+
+Status PrepareGpuCall(const Tensor& indices, const ScatterForm& f,
+                      const TensorShape& target, bool ignore,
+                      GpuCallState* s) {
+  gpu::Call& call = s->call;
+  switch (indices.dtype()) {
+    case ::tensorflow::DT_INT16: call.index_type = gpu::IndexType::kInt16; break;
+    case ::tensorflow::DT_INT32: call.index_type = gpu::IndexType::kInt32; break;
+    case ::tensorflow::DT_INT64: call.index_type = gpu::IndexType::kInt64; break;
+    default:
+      return InvalidArgumentError(
+          StrCat("indices must be int16, int32 or int64, got ",
+                 ::tensorflow::DataTypeString(indices.dtype())));
+  }
+  auto* stream = s->scratch.context()->op_device_context()->stream();
+  if (stream == nullptr) return absl::InternalError("no GPU stream for the op");
+  s->dims.resize(f.depth);
+  for (int d = 0; d < f.depth; ++d) s->dims[d] = target.dim_size(d);
+  s->bad_coords.assign(f.depth, 0);
+  call.indices = indices.data();
+  call.form = f;
+  call.dims = s->dims.data();
+  call.ignore = ignore;
+  call.stream = stream->platform_specific_handle().stream;
+  call.scratch = &s->scratch;
+  call.bad_coords = s->bad_coords.data();
+  return absl::OkStatus();
+}
+
+Status GpuCallStatus(const GpuCallState& s, const char* error,
+                     const TensorShape& indices, const TensorShape& target,
+                     bool gather) {
+  if (!s.scratch.status().ok()) return s.scratch.status();  // out of memory
+  if (error != nullptr) {
+    return absl::InternalError(StrCat("tf_scatter_ops GPU kernel: ", error));
+  }
+  if (s.call.bad_row >= 0) {
+    return BadIndexError(indices, s.call.bad_row, s.bad_coords, target, gather);
+  }
+  return absl::OkStatus();
+}
+#endif  // TFSO_WITH_CUDA
+
+Parallel CpuParallel(OpKernelContext* c) {
+  Parallel p;
+  auto* pool = c->device()->tensorflow_cpu_worker_threads()->workers;
+  p.threads = pool->NumThreads();
+  p.run = [pool](int64_t total, int64_t cost, const Parallel::Body& body) {
+    pool->ParallelFor(total, cost, body);
+  };
+  return p;
+}
+
+}  // namespace tf_scatter_ops
