@@ -26,3 +26,15 @@ def test_check_rejects_a_wrong_result():
         assert "differs" in str(e)
     else:
         raise AssertionError("check() accepted a wrong result")
+
+
+def test_quick_sweep_covers_every_size_and_reports_the_call_floor(tmp_path, capsys):
+    bench.main(["--sweep", "--quick", "--rounds", "1", "--out", str(tmp_path)])
+    data = json.loads((tmp_path / "sweep.json").read_text())
+    sizes = sorted({r["out_bytes"] for r in data["rows"]})
+    assert sizes == [16 << 10 << (2 * k) for k in range(6)]
+    assert {r["workload"] for r in data["rows"]} == set(bench.SWEEP)
+    assert len(data["rows"]) == len(sizes) * len(bench.SWEEP)
+    for floors in data["empty_function_s"].values():
+        assert floors["fn"] > 0 and floors["xla fn"] > 0
+    assert "an empty tf.function of 3 tensors" in capsys.readouterr().out

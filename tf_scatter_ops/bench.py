@@ -266,15 +266,42 @@ def output_bytes(w, args):
     return int(np.prod(w.shape)) * tf.as_dtype(w.dtype).size
 
 
+def positional(op):
+    """`op` called with its tensors only, as inside a model. tf.function of
+    the public function itself would also bind its keyword defaults on every
+    call, which costs tens of microseconds, the same for every op."""
+    def call(*args):
+        return op(*args)
+    return call
+
+
 def implementations(w):
     ours, theirs = getattr(tso, w.op), getattr(tf, w.op)
     if w.eager_tiny:
         return {"ours": ours, "tf": theirs}
     return {
-        "ours": tf.function(ours),
-        "tf": tf.function(theirs),
-        "xla": tf.function(theirs, jit_compile=True),
+        "ours": tf.function(positional(ours)),
+        "tf": tf.function(positional(theirs)),
+        "xla": tf.function(positional(theirs), jit_compile=True),
     }
+
+
+def call_floor(args, rounds=5, calls=300):
+    """Seconds per call of an empty tf.function taking `args`, without and
+    with jit_compile: what any op in a function of its own costs at least,
+    before its kernel runs (the runtime's dispatch; XLA's path is shorter)."""
+    floors = {}
+    for name, jit in (("fn", False), ("xla fn", True)):
+        f = tf.function(lambda *a: a[0], jit_compile=jit)
+        f(*args)
+        best = []
+        for _ in range(rounds):
+            t0 = time.perf_counter()
+            for _ in range(calls):
+                f(*args)
+            best.append((time.perf_counter() - t0) / calls)
+        floors[name] = statistics.median(best)
+    return floors
 
 
 def check(w, impls, args):
@@ -412,6 +439,8 @@ def sweep_main(args):
     rng = np.random.default_rng(0)
     rows = []
     base = {w.name: w for w in WORKLOADS}
+    floors = {nargs: call_floor(make_inputs(sized(base[name], sizes[0]), rng))
+              for nargs, name in ((3, "W1"), (2, "W7"))}
     for name in SWEEP:
         for out_bytes in sizes:
             w = sized(base[name], out_bytes)
@@ -425,7 +454,10 @@ def sweep_main(args):
             sys.stderr.write(f"\r{name} {out_bytes / M:8.3f} MiB done ")
             del inputs, impls
     sys.stderr.write("\n")
+    floor_line = "; ".join(f"{n} tensors: {f['fn'] * 1e6:.0f} us, {f['xla fn'] * 1e6:.0f} us with jit_compile"
+                           for n, f in floors.items())
     lines = [f"{info['cpu']}, our loops: {info['isa']}, allocator: {info['allocator']}; ns per update row",
+             f"an empty tf.function of {floor_line} (each call of the first three columns pays it)",
              f"{'workload':<8} {'output':>10} {'ours':>9} {'TF':>9} {'XLA':>9} {'ours eag':>9} {'TF eag':>9}"
              f" {'vs TF':>6} {'vs XLA':>6}"]
     for r in rows:
@@ -435,7 +467,8 @@ def sweep_main(args):
     print("\n".join(lines))
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "sweep.json"), "w") as f:
-        json.dump(dict(machine=info, rounds=rounds, rows=rows), f, indent=1)
+        json.dump(dict(machine=info, rounds=rounds, rows=rows,
+                       empty_function_s={str(n): f for n, f in floors.items()}), f, indent=1)
     plot_sweep(rows, info, os.path.join(args.out, "sweep.png"))
     print(f"\nwrote {args.out}/sweep.json and {args.out}/sweep.png")
 
