@@ -4,8 +4,8 @@
 // may be unknown, so the two cannot drift apart.
 //
 // Where TensorFlow's message is informative it is TensorFlow's, word for
-// word; where it is wrong or misleading (README, "where we differ") it is
-// ours.
+// word; where it is wrong or misleading (README, "Where it differs from
+// TensorFlow, and why") it is ours.
 #ifndef TF_SCATTER_OPS_CC_KERNELS_SHAPE_CHECKS_H_
 #define TF_SCATTER_OPS_CC_KERNELS_SHAPE_CHECKS_H_
 

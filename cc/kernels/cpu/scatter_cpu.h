@@ -204,27 +204,26 @@ int64_t ScatterBlocks(const CpuCall& s, bool ignore, const T* updates,
 }
 
 
-// Every row's slot, for the serial and by-column strategies: in `inline_slots`
-// for a few rows (tiny ops do not allocate), else in scratch; nullptr if that
-// cannot be allocated.
+// The serial and by-column strategies work on every row's slot, linearised
+// first (LinearizeAll) into `inline_slots` for a few rows (tiny ops do not
+// allocate), else into scratch. Returns the first bad row, -1, or kNoScratch.
 constexpr int64_t kInlineSlots = 32;
-inline int64_t* AllSlots(const CpuCall& s, int64_t* inline_slots, Scratch& scratch) {
-  return s.form.n <= kInlineSlots
-             ? inline_slots
-             : static_cast<int64_t*>(scratch.Allocate(s.form.n * sizeof(int64_t)));
+inline int64_t LinearizeAll(const CpuCall& s, int64_t* inline_slots,
+                            const Parallel& parallel, Scratch& scratch,
+                            int64_t** slots) {
+  *slots = s.form.n <= kInlineSlots
+               ? inline_slots
+               : static_cast<int64_t*>(scratch.Allocate(s.form.n * sizeof(int64_t)));
+  if (*slots == nullptr) return kNoScratch;
+  return Linearize(s.rows, *slots, parallel);
 }
 
+// Serial: one pass in row order.
 template <typename T, typename Op>
-int64_t ScatterSerial(const CpuCall& s, bool ignore, const T* updates,
-                      const T* init, Init mode, T* out,
-                      const Parallel& parallel, Scratch& scratch) {
+void ApplySerial(const CpuCall& s, const int64_t* slots, const T* updates,
+                 const T* init, Init mode, T* out) {
   const int64_t S = s.form.slice;
   const int64_t n = s.form.n;
-  int64_t inline_slots[kInlineSlots];
-  int64_t* slots = AllSlots(s, inline_slots, scratch);
-  if (slots == nullptr) return kNoScratch;
-  const int64_t first_bad = Linearize(s.rows, slots, parallel);
-  if (first_bad >= 0 && !ignore) return first_bad;
   InitElements(out, init, mode, 0, s.form.nslots * S);
   if (S == 1) {
     for (int64_t i = 0; i < n; ++i) {
@@ -237,20 +236,14 @@ int64_t ScatterSerial(const CpuCall& s, bool ignore, const T* updates,
       if (slot >= 0) ApplyRow<T, Op>(out + slot * S, updates + i * S, S);
     }
   }
-  return first_bad;
 }
 
+// By column: each thread owns a range of columns of every row.
 template <typename T, typename Op>
-int64_t ScatterByColumn(const CpuCall& s, bool ignore, const T* updates,
-                        const T* init, Init mode, T* out,
-                        const Parallel& parallel, Scratch& scratch) {
+void ApplyByColumn(const CpuCall& s, const int64_t* slots, const T* updates,
+                   const T* init, Init mode, T* out, const Parallel& parallel) {
   const int64_t S = s.form.slice;
   const int64_t n = s.form.n;
-  int64_t inline_slots[kInlineSlots];
-  int64_t* slots = AllSlots(s, inline_slots, scratch);
-  if (slots == nullptr) return kNoScratch;
-  const int64_t first_bad = Linearize(s.rows, slots, parallel);
-  if (first_bad >= 0 && !ignore) return first_bad;
   parallel.For(s.form.nslots * S, 1, [&](int64_t b, int64_t e) {
     InitElements(out, init, mode, b, e);
   });
@@ -261,7 +254,6 @@ int64_t ScatterByColumn(const CpuCall& s, bool ignore, const T* updates,
         ApplyRow<T, Op>(out + slot * S + c0, updates + i * S + c0, c1 - c0);
     }
   });
-  return first_bad;
 }
 
 }  // namespace internal
@@ -272,9 +264,11 @@ int64_t ScatterByColumn(const CpuCall& s, bool ignore, const T* updates,
 // TensorFlow's kernel does on the paths tests/test_fuzz.py compares bitwise
 // (README: where NaN payloads can still differ).
 template <typename T, typename Op>
-__attribute__((noinline)) int64_t ScatterCpu(const CpuCall& s, bool ignore, const T* updates,
-                   const T* init, Init mode, T* out, const Parallel& parallel,
-                   Scratch& scratch) {
+__attribute__((noinline)) int64_t ScatterCpu(const CpuCall& s, bool ignore,
+                                             const T* updates, const T* init,
+                                             Init mode, T* out,
+                                             const Parallel& parallel,
+                                             Scratch& scratch) {
   using namespace internal;  // NOLINT: the strategies
   const int64_t S = s.form.slice;
   const int64_t total = s.form.nslots * S;
@@ -285,13 +279,22 @@ __attribute__((noinline)) int64_t ScatterCpu(const CpuCall& s, bool ignore, cons
   const bool in_cache =
       total * static_cast<int64_t>(sizeof(T)) <= kCacheBytes && work <= kInCacheUpdates;
   const int64_t init_work = mode == Init::kInPlace ? 0 : total;
-  if (parallel.threads <= 1 || work + init_work < Parallel::kSerialBelow || in_cache) {
-    return ScatterSerial<T, Op>(s, ignore, updates, init, mode, out, parallel, scratch);
+  const bool serial =
+      parallel.threads <= 1 || work + init_work < Parallel::kSerialBelow || in_cache;
+  const bool by_column = S >= kColumnSplitSlice || s.form.nslots == 1;
+  if (!serial && !by_column) {
+    return ScatterBlocks<T, Op>(s, ignore, updates, init, mode, out, parallel, scratch);
   }
-  if (S >= kColumnSplitSlice || s.form.nslots == 1) {
-    return ScatterByColumn<T, Op>(s, ignore, updates, init, mode, out, parallel, scratch);
+  int64_t inline_slots[kInlineSlots];
+  int64_t* slots;
+  const int64_t first_bad = LinearizeAll(s, inline_slots, parallel, scratch, &slots);
+  if (first_bad == kNoScratch || (first_bad >= 0 && !ignore)) return first_bad;
+  if (serial) {
+    ApplySerial<T, Op>(s, slots, updates, init, mode, out);
+  } else {
+    ApplyByColumn<T, Op>(s, slots, updates, init, mode, out, parallel);
   }
-  return ScatterBlocks<T, Op>(s, ignore, updates, init, mode, out, parallel, scratch);
+  return first_bad;
 }
 
 }  // namespace tf_scatter_ops

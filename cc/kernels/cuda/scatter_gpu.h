@@ -29,7 +29,7 @@ namespace gpu {
 
 enum class IndexType { kInt16, kInt32, kInt64 };
 
-// Device scratch (scratch.h): valid until the call's work on the stream has
+// Device scratch (common/scratch.h): valid until the call's work on the stream has
 // finished (TensorFlow: allocate_temp; the harness: cudaMalloc).
 using ::tf_scatter_ops::Scratch;
 
@@ -59,12 +59,7 @@ const char* Scatter(Call& call, const T* updates, const T* init, Init mode,
 template <typename T>
 const char* Gather(Call& call, const T* params, T* out);
 
-}  // namespace gpu
-}  // namespace tf_scatter_ops
-
 // The core's element type for each dtype name of common/dtypes.h.
-namespace tf_scatter_ops {
-namespace gpu {
 using dtype_bfloat16 = BF16;
 using dtype_half = F16;
 using dtype_float = float;
@@ -80,6 +75,7 @@ using dtype_uint16 = uint16_t;
 using dtype_uint32 = uint32_t;
 using dtype_uint64 = uint64_t;
 using dtype_bool = bool;
+
 }  // namespace gpu
 }  // namespace tf_scatter_ops
 
