@@ -51,6 +51,10 @@ DTYPES = {
 # interned, so lookups match by identity before DType.__eq__ would run).
 _DTYPE_SETS = {op: frozenset(ds) for op, ds in DTYPES.items()}
 _INDEX_SET = frozenset(INDEX_DTYPES)
+# ... and as DataType enums, which an eager tensor gives without building a
+# DType (tensor._datatype_enum()).
+_ENUM_SETS = {op: frozenset(d.as_datatype_enum for d in ds) for op, ds in DTYPES.items()}
+_INDEX_ENUMS = frozenset(d.as_datatype_enum for d in INDEX_DTYPES)
 
 
 def in_xla_context():
@@ -254,14 +258,21 @@ def _check_dtype(op, dtype):
             f"{op} does not support dtype {dtype.name}; supported: {names}")
 
 
+@functools.lru_cache(maxsize=None)
+def _eager_op(op):
+    """The library's function for `op`, as the eager fast paths call it."""
+    return getattr(_loader.load(), _snake(_RAW_OPS[op]))
+
+
 def _tensor_scatter(op, tensor, indices, updates, bad_indices_policy, name):
     # Tiny eager calls are dominated by Python: go straight to the op when the
     # inputs are eager tensors of valid dtypes (the kernel checks the rest).
     if (type(tensor) is _EagerTensor and type(indices) is _EagerTensor
-            and type(updates) is _EagerTensor and bad_indices_policy == ""
-            and tensor.dtype in _DTYPE_SETS[op] and indices.dtype in _INDEX_SET
-            and updates.dtype is tensor.dtype):
-        return getattr(_loader.load(), _snake(_RAW_OPS[op]))(tensor, indices, updates)
+            and type(updates) is _EagerTensor and bad_indices_policy == ""):
+        dtype = tensor._datatype_enum()
+        if (dtype in _ENUM_SETS[op] and indices._datatype_enum() in _INDEX_ENUMS
+                and updates._datatype_enum() == dtype):
+            return _eager_op(op)(tensor, indices, updates)
     policy = check_policy(bad_indices_policy)
     with _scope(name or op):
         tensor = _tensor(tensor, name="tensor")
