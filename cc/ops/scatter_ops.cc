@@ -16,7 +16,6 @@ namespace {
 
 using ::absl::InvalidArgumentError;
 using ::absl::StrCat;
-using ::tensorflow::shape_inference::DimensionHandle;
 using ::tensorflow::shape_inference::InferenceContext;
 using ::tensorflow::shape_inference::ShapeHandle;
 using Status = ::absl::Status;
