@@ -86,6 +86,14 @@ def my_train_step_scatter_nd(i):
     return tso.scatter_nd(i, [1.], [4])
 
 
+CAPTURED = (tf.zeros([4]), tf.constant([[7]]), tf.constant([1.]))
+
+
+def my_train_step_captured():
+    """Eager tensors captured by the function, not passed to it."""
+    return tso.tensor_scatter_nd_add(*CAPTURED)
+
+
 def my_train_step_variable(i, u):
     tso.scatter_nd_sub(VARIABLE, i, u)
     return tso.gather_nd(VARIABLE, i)
@@ -96,7 +104,8 @@ def my_train_step_variable(i, u):
     lambda: tf.function(my_train_step_gather)(tf.zeros([4]), tf.constant([[7]])),
     lambda: tf.function(my_train_step_variable)(tf.constant([[7]]), tf.constant([1.])),
     lambda: tf.function(my_train_step_scatter_nd)(tf.constant([[9]])),
-], ids=["tensor-scatter", "gather", "variable", "scatter_nd"])
+    lambda: tf.function(my_train_step_captured)(),
+], ids=["tensor-scatter", "gather", "variable", "scatter_nd", "captured-tensors"])
 def test_errors_inside_tf_function_point_to_the_users_line(call):
     section = _defined_at(call)
     frames = re.findall(r'File "([^"]+)", line (\d+), in (\S+)', section)

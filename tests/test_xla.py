@@ -42,6 +42,18 @@ def test_jit_compile_matches_eager(rng):
         tso.gather_nd(t, tf.constant([[0], [2], [1], [0], [0], [1]]), batch_dims=1))
 
 
+def test_jit_compile_lowers_ops_on_captured_eager_tensors(rng):
+    """Eager tensors captured by a jit-compiled function still lower to
+    TensorFlow's ops (our ops have no XLA kernels)."""
+    t = tf.constant(rng.standard_normal((6, 3)), tf.float32)
+    idx = tf.constant([[1], [4], [1], [0]], tf.int32)
+    upd = tf.constant(rng.standard_normal((4, 3)), tf.float32)
+    for op in ("tensor_scatter_nd_update", "tensor_scatter_nd_add", "tensor_scatter_nd_max"):
+        f = getattr(tso, op)
+        np.testing.assert_allclose(tf.function(lambda: f(t, idx, upd), jit_compile=True)(),
+                                   f(t, idx, upd), rtol=1e-6)
+
+
 def test_jit_compile_gradients_flow():
     x = tf.constant([1., 2., 3.])
 

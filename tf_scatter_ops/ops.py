@@ -266,9 +266,13 @@ def _eager_op(op):
 
 def _tensor_scatter(op, tensor, indices, updates, bad_indices_policy, name):
     # Tiny eager calls are dominated by Python: go straight to the op when the
-    # inputs are eager tensors of valid dtypes (the kernel checks the rest).
+    # inputs are eager tensors of valid dtypes (the kernel checks the rest)
+    # and we execute eagerly: a function being traced can capture eager
+    # tensors, and there the op needs library_op's node name and traceback,
+    # or XLA's lowering.
     if (type(tensor) is _EagerTensor and type(indices) is _EagerTensor
-            and type(updates) is _EagerTensor and bad_indices_policy == ""):
+            and type(updates) is _EagerTensor and bad_indices_policy == ""
+            and tf.executing_eagerly()):
         dtype = tensor._datatype_enum()
         if (dtype in _ENUM_SETS[op] and indices._datatype_enum() in _INDEX_ENUMS
                 and updates._datatype_enum() == dtype):
