@@ -260,8 +260,8 @@ def _check_dtype(op, dtype):
 
 @functools.lru_cache(maxsize=None)
 def _eager_op(op):
-    """The library's function for `op`, as the eager fast paths call it."""
-    return getattr(_loader.load(), _snake(_RAW_OPS[op]))
+    """library_op of `op` for the eager fast path (only called eagerly)."""
+    return library_op(_RAW_OPS[op])
 
 
 def _tensor_scatter(op, tensor, indices, updates, bad_indices_policy, name):

@@ -18,6 +18,13 @@ namespace {
 using ::absl::InvalidArgumentError;
 using ::absl::StrCat;
 
+// Indices of a dtype the ops do not register (the op's type attr rules them
+// out; this guards the dispatch on it).
+Status IndexDtypeError(const Tensor& indices) {
+  return InvalidArgumentError(StrCat("indices must be int16, int32 or int64, got ",
+                                     ::tensorflow::DataTypeString(indices.dtype())));
+}
+
 template <typename Index>
 Status BadRowTyped(const Tensor& indices, const ScatterForm& f, int64_t row,
                    const TensorShape& target, bool gather) {
@@ -67,9 +74,7 @@ Status PrepareCpuCall(const Tensor& indices, const ScatterForm& f,
       s->call.rows = MakeIndexRows(indices.flat<int64_t>().data(), f.n, f.depth, dims, strides);
       return absl::OkStatus();
     default:
-      return InvalidArgumentError(
-          StrCat("indices must be int16, int32 or int64, got ",
-                 ::tensorflow::DataTypeString(indices.dtype())));
+      return IndexDtypeError(indices);
   }
 }
 
@@ -122,9 +127,7 @@ Status PrepareGpuCall(const Tensor& indices, const ScatterForm& f,
     case ::tensorflow::DT_INT32: call.index_type = gpu::IndexType::kInt32; break;
     case ::tensorflow::DT_INT64: call.index_type = gpu::IndexType::kInt64; break;
     default:
-      return InvalidArgumentError(
-          StrCat("indices must be int16, int32 or int64, got ",
-                 ::tensorflow::DataTypeString(indices.dtype())));
+      return IndexDtypeError(indices);
   }
   auto* stream = s->scratch.context()->op_device_context()->stream();
   if (stream == nullptr) return absl::InternalError("no GPU stream for the op");
