@@ -1,8 +1,11 @@
 // The CPU scatter core, in canonical form (cpu_call.h). TensorFlow-free.
 //
-// Every call returns the first bad row, or -1. A scatter with bad rows and
-// !ignore returns before it writes anything, so a forwarded input is intact;
-// so does one whose scratch cannot be allocated (it returns kNoScratch).
+// Every call returns the first bad row, or -1. A scatter in place
+// (Init::kInPlace) with bad rows and !ignore returns before it writes
+// anything, so a forwarded input or a variable is intact; so does one whose
+// scratch cannot be allocated (it returns kNoScratch). Into a fresh output
+// (kCopy, kZero) the serial strategy may have written some rows when it
+// finds a bad one: the caller fails the op and the output is never seen.
 //
 // Deterministic by construction: every output element has exactly one owner
 // (a thread working on a block of destinations, or on a range of columns)
@@ -204,8 +207,8 @@ int64_t ScatterBlocks(const CpuCall& s, bool ignore, const T* updates,
 }
 
 
-// The serial and by-column strategies work on every row's slot, linearised
-// first (LinearizeAll) into `inline_slots` for a few rows (tiny ops do not
+// The in-place serial and the by-column strategies work on every row's
+// slot, linearised first (LinearizeAll) into `inline_slots` for a few rows (tiny ops do not
 // allocate), else into scratch. Returns the first bad row, -1, or kNoScratch.
 constexpr int64_t kInlineSlots = 32;
 inline int64_t LinearizeAll(const CpuCall& s, int64_t* inline_slots,
@@ -218,24 +221,36 @@ inline int64_t LinearizeAll(const CpuCall& s, int64_t* inline_slots,
   return Linearize(s.rows, *slots, parallel);
 }
 
-// Serial: one pass in row order.
+// Rows [begin, end) applied in row order, slots[i - begin] being row i's
+// slot (negative: bad, skipped).
 template <typename T, typename Op>
-void ApplySerial(const CpuCall& s, const int64_t* slots, const T* updates,
-                 const T* init, Init mode, T* out) {
+void ApplyRows(const CpuCall& s, int64_t begin, int64_t end,
+               const int64_t* slots, const T* updates, T* out) {
   const int64_t S = s.form.slice;
-  const int64_t n = s.form.n;
-  InitElements(out, init, mode, 0, s.form.nslots * S);
   if (S == 1) {
-    for (int64_t i = 0; i < n; ++i) {
-      const int64_t slot = slots[i];
+    for (int64_t i = begin; i < end; ++i) {
+      const int64_t slot = slots[i - begin];
       if (slot >= 0) Op::Apply(out[slot], updates[i]);
     }
   } else {
-    for (int64_t i = 0; i < n; ++i) {
-      const int64_t slot = slots[i];
+    for (int64_t i = begin; i < end; ++i) {
+      const int64_t slot = slots[i - begin];
       if (slot >= 0) ApplyRow<T, Op>(out + slot * S, updates + i * S, S);
     }
   }
+}
+
+// Serial into a fresh output: each batch of rows is linearised into L1 and
+// applied at once, with no pass of its own over the indices, no stored slots
+// and no hand-off to the pool. Returns the first bad row, or -1.
+template <typename T, typename Op>
+int64_t ApplySerialFused(const CpuCall& s, const T* updates, const T* init,
+                         Init mode, T* out) {
+  InitElements(out, init, mode, 0, s.form.nslots * s.form.slice);
+  return ForEachBatch(s.rows, 0, s.form.n,
+                      [&](int64_t b, int64_t e, const int64_t* batch) {
+                        ApplyRows<T, Op>(s, b, e, batch, updates, out);
+                      });
 }
 
 // By column: each thread owns a range of columns of every row.
@@ -285,12 +300,16 @@ __attribute__((noinline)) int64_t ScatterCpu(const CpuCall& s, bool ignore,
   if (!serial && !by_column) {
     return ScatterBlocks<T, Op>(s, ignore, updates, init, mode, out, parallel, scratch);
   }
+  if (serial && mode != Init::kInPlace) {
+    return ApplySerialFused<T, Op>(s, updates, init, mode, out);
+  }
+  // In place, every row is checked before anything is written.
   int64_t inline_slots[kInlineSlots];
   int64_t* slots;
   const int64_t first_bad = LinearizeAll(s, inline_slots, parallel, scratch, &slots);
   if (first_bad == kNoScratch || (first_bad >= 0 && !ignore)) return first_bad;
   if (serial) {
-    ApplySerial<T, Op>(s, slots, updates, init, mode, out);
+    ApplyRows<T, Op>(s, 0, s.form.n, slots, updates, out);
   } else {
     ApplyByColumn<T, Op>(s, slots, updates, init, mode, out, parallel);
   }
