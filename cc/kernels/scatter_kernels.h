@@ -42,9 +42,10 @@ E* As(T* p) { return reinterpret_cast<E*>(p); }
 template <typename E, typename T>
 const E* As(const T* p) { return reinterpret_cast<const E*>(p); }
 
-// Where a kernel runs. Each backend checks the indices (the first bad row is
-// an error unless `ignore`) before it writes to `out`, so a forwarded input
-// is left intact on error.
+// Where a kernel runs. The first bad row is an error unless `ignore`; each
+// backend finds it before it writes to an `out` that is updated in place, so
+// a forwarded input is left intact on error (a fresh `out` is dropped with
+// the failed op).
 struct CpuBackend {
   template <typename T, typename Op>
   static Status Scatter(OpKernelContext* c, const Tensor& indices,
