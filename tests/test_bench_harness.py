@@ -3,6 +3,7 @@ JSON (timings are printed, never asserted)."""
 
 import json
 
+import numpy as np
 import tensorflow as tf
 
 from tf_scatter_ops import bench
@@ -37,4 +38,19 @@ def test_quick_sweep_covers_every_size_and_reports_the_call_floor(tmp_path, caps
     assert len(data["rows"]) == len(sizes) * len(bench.SWEEP)
     for floors in data["empty_function_s"].values():
         assert floors["fn"] > 0 and floors["xla fn"] > 0
-    assert "an empty tf.function of 3 tensors" in capsys.readouterr().out
+    for r in data["rows"]:
+        for impl in ("ours", "tf", "xla"):
+            assert (r[f"{impl} per op"] is None) == (r["out_bytes"] > bench.CHAIN_MAX_BYTES)
+    out = capsys.readouterr().out
+    assert "an empty tf.function of 3 tensors" in out and "ours/op" in out
+
+
+def test_a_chain_runs_each_op_on_its_own_inputs():
+    w = bench.sized({w.name: w for w in bench.WORKLOADS}["W5"], 16 << 10)
+    args = bench.make_inputs(w, np.random.default_rng(0))
+    adapt, fixed, varying = bench.chain_inputs(w, args)
+    outs = tf.function(bench.chained(adapt(tf.scatter_nd), bench.CHAIN))(*fixed, *varying)
+    assert len(outs) == bench.CHAIN
+    for j, out in enumerate(outs):
+        expected = tf.scatter_nd(args[0], args[1] * (1 + j), args[2])
+        assert out.numpy().tobytes() == expected.numpy().tobytes()

@@ -411,6 +411,55 @@ def plot(results, path):
 
 
 SWEEP = ("W1", "W3", "W5", "W7")
+# Per-op columns: CHAIN ops in one tf.function, up to outputs of CHAIN_MAX_BYTES
+# (above it one call's cost is a small share of an op's).
+CHAIN = 8
+CHAIN_MAX_BYTES = 16 * M
+
+
+def chain_inputs(w, args):
+    """(op, fixed, varying) for a chain of `w`'s op: op(*fixed, v) for each of
+    CHAIN tensors v that differ in value, so that no compiler can merge two
+    of the ops: the updates scaled for scatters, the indices rolled for
+    gathers."""
+    if w.op == "gather_nd":
+        params, indices = args
+        return (lambda op: op), (params,), [tf.roll(indices, j, 0) for j in range(CHAIN)]
+    if w.op == "scatter_nd":
+        indices, updates, shape = args
+        return ((lambda op: lambda i, s, u: op(i, u, s)), (indices, shape),
+                [updates * (1 + j) for j in range(CHAIN)])
+    tensor, indices, updates = args
+    return (lambda op: op), (tensor, indices), [updates * (1 + j) for j in range(CHAIN)]
+
+
+def chained(op, k):
+    """A function of k ops, each after the one before (a control dependency,
+    as in a model's step), returning every output."""
+    def call(*args):
+        fixed, varying = args[:-k], args[-k:]
+        outs = []
+        for v in varying:
+            with tf.control_dependencies(outs[-1:]):
+                outs.append(op(*fixed, v))
+        return outs
+    return call
+
+
+def chain_implementations(w, args):
+    """Ours, TF's and XLA's chains of 1 and of CHAIN ops, as functions of
+    `args` (for time_workload) that call the chain with its own inputs."""
+    adapt, fixed, varying = chain_inputs(w, args)
+    impls = {}
+    for name, op, jit in (("ours", getattr(tso, w.op), False), ("tf", getattr(tf, w.op), False),
+                          ("xla", getattr(tf, w.op), True)):
+        for k in (1, CHAIN):
+            f = tf.function(chained(adapt(op), k), jit_compile=jit)
+            impls[f"{name} x{k}"] = lambda *_, f=f, a=fixed + tuple(varying[:k]): f(*a)
+    for a, b in zip(impls[f"ours x{CHAIN}"](), impls[f"tf x{CHAIN}"]()):
+        if a.numpy().tobytes() != b.numpy().tobytes():
+            raise AssertionError(f"{w.name}: our chain's result differs from TensorFlow's")
+    return impls
 
 
 def sized(w, out_bytes):
@@ -429,8 +478,9 @@ def sized(w, out_bytes):
 
 def sweep_main(args):
     """Time per update row of W1, W3, W5 and W7 at output sizes from 16 KiB
-    up, ours vs TensorFlow's kernel vs XLA, in tf.function and eagerly
-    (XLA only in tf.function); checked first, as the main table is."""
+    up, ours vs TensorFlow's kernel vs XLA: one op in a tf.function, eagerly
+    (XLA only in tf.function), and one op more inside a function (up to
+    CHAIN_MAX_BYTES); checked first, as the main table is."""
     info = machine()
     sizes = [16 << 10 << (2 * k) for k in range(8)]  # 16 KiB .. 256 MiB
     if args.quick:
@@ -454,21 +504,39 @@ def sweep_main(args):
             # whichever eager op follows the functions.
             eager = {"ours eager": getattr(tso, w.op), "tf eager": getattr(tf, w.op)}
             t.update(time_workload(w, eager, inputs, rounds, lambda: None, burst=2)[0])
+            # What one more op costs inside a function: a chain of CHAIN ops
+            # less a chain of one, over the ops added; the call's own cost
+            # drops out. Timed apart: the chains' outputs would change what
+            # the allocator hands the single ops.
+            chains = chain_implementations(w, inputs) if out_bytes <= CHAIN_MAX_BYTES else {}
+            c = time_workload(w, chains, inputs, rounds, lambda: None, burst=2)[0] if chains else {}
+            for impl in ("ours", "tf", "xla"):
+                t[f"{impl} per op"] = ((c[f"{impl} x{CHAIN}"] - c[f"{impl} x1"]) / (CHAIN - 1)
+                                       if chains else None)
+            del chains
             rows.append(dict(workload=name, out_bytes=out_bytes, n=w.n,
-                             **{k: v / w.n for k, v in t.items()}))
+                             **{k: None if v is None else v / w.n for k, v in t.items()}))
             sys.stderr.write(f"\r{name} {out_bytes / M:8.3f} MiB done ")
             del inputs, impls
     sys.stderr.write("\n")
     floor_line = "; ".join(f"{n} tensors: {f['fn'] * 1e6:.0f} us, {f['xla fn'] * 1e6:.0f} us with jit_compile"
                            for n, f in floors.items())
+    def ns(v):
+        return f"{v * 1e9:9.2f}" if v is not None else f"{'-':>9}"
+
+    def ratio(a, b):
+        return f"{a / b:5.1f}x" if a is not None and b else f"{'-':>6}"
+
     lines = [f"{info['cpu']}, our loops: {info['isa']}, allocator: {info['allocator']}; ns per update row",
-             f"an empty tf.function of {floor_line} (each call of the first three columns pays it)",
+             f"an empty tf.function of {floor_line} (each call of the first three columns pays it);",
+             f"'per op': one more op inside a function ({CHAIN} in a chain, less one alone), without that cost",
              f"{'workload':<8} {'output':>10} {'ours':>9} {'TF':>9} {'XLA':>9} {'ours eag':>9} {'TF eag':>9}"
-             f" {'vs TF':>6} {'vs XLA':>6}"]
+             f" {'ours/op':>9} {'TF/op':>9} {'XLA/op':>9} {'vs TF':>6} {'vs XLA':>6} {'XLA/op':>6}"]
     for r in rows:
-        lines.append(f"{r['workload']:<8} {r['out_bytes'] / M:9.3f}M {r['ours'] * 1e9:9.2f} {r['tf'] * 1e9:9.2f} "
-                     f"{r['xla'] * 1e9:9.2f} {r['ours eager'] * 1e9:9.2f} {r['tf eager'] * 1e9:9.2f} "
-                     f"{r['tf'] / r['ours']:5.1f}x {r['xla'] / r['ours']:5.1f}x")
+        lines.append(f"{r['workload']:<8} {r['out_bytes'] / M:9.3f}M {ns(r['ours'])} {ns(r['tf'])} {ns(r['xla'])} "
+                     f"{ns(r['ours eager'])} {ns(r['tf eager'])} {ns(r['ours per op'])} {ns(r['tf per op'])} "
+                     f"{ns(r['xla per op'])} {ratio(r['tf'], r['ours'])} {ratio(r['xla'], r['ours'])} "
+                     f"{ratio(r['xla per op'], r['ours per op'])}")
     print("\n".join(lines))
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "sweep.json"), "w") as f:
@@ -490,8 +558,10 @@ def plot_sweep(rows, info, path):
     for ax, name in zip(axes, SWEEP):
         mine = [r for r in rows if r["workload"] == name]
         x = [r["out_bytes"] for r in mine]
-        for key, style in (("ours", "o-"), ("tf", "s-"), ("xla", "^-"), ("ours eager", "o--"), ("tf eager", "s--")):
-            ax.plot(x, [r[key] * 1e9 for r in mine], style, label=key, markersize=4)
+        for key, style in (("ours", "o-"), ("tf", "s-"), ("xla", "^-"), ("ours eager", "o--"), ("tf eager", "s--"),
+                           ("ours per op", "o:"), ("xla per op", "^:")):
+            pts = [(xv, r[key] * 1e9) for xv, r in zip(x, mine) if r[key] is not None and r[key] > 0]
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], style, label=key, markersize=4)
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.set_title(name)
