@@ -456,7 +456,15 @@ def chain_implementations(w, args):
         for k in (1, CHAIN):
             f = tf.function(chained(adapt(op), k), jit_compile=jit)
             impls[f"{name} x{k}"] = lambda *_, f=f, a=fixed + tuple(varying[:k]): f(*a)
-    for a, b in zip(impls[f"ours x{CHAIN}"](), impls[f"tf x{CHAIN}"]()):
+    # Traced here, quietly: TensorFlow warns of retracing when one Python
+    # function is wrapped by many tf.functions, as these are.
+    logger, level = tf.get_logger(), tf.get_logger().level
+    logger.setLevel("ERROR")
+    try:
+        outs = {name: f() for name, f in impls.items()}
+    finally:
+        logger.setLevel(level)
+    for a, b in zip(outs[f"ours x{CHAIN}"], outs[f"tf x{CHAIN}"]):
         if a.numpy().tobytes() != b.numpy().tobytes():
             raise AssertionError(f"{w.name}: our chain's result differs from TensorFlow's")
     return impls
