@@ -415,6 +415,8 @@ SWEEP = ("W1", "W3", "W5", "W7")
 # (above it one call's cost is a small share of an op's).
 CHAIN = 8
 CHAIN_MAX_BYTES = 16 * M
+# Eager calls up to this output size are timed in runs (time_workload's eager_tiny).
+EAGER_RUN_MAX_BYTES = 64 << 10
 
 
 def chain_inputs(w, args):
@@ -510,8 +512,11 @@ def sweep_main(args):
             # a tf.function call costs about 10 us more (the runtime's state,
             # whichever op it is), which interleaving would charge to
             # whichever eager op follows the functions.
+            # Calls of a few microseconds are timed as the mean of a run of
+            # them (as W8), not one by one.
             eager = {"ours eager": getattr(tso, w.op), "tf eager": getattr(tf, w.op)}
-            t.update(time_workload(w, eager, inputs, rounds, lambda: None, burst=2)[0])
+            w_eager = dataclasses.replace(w, eager_tiny=out_bytes <= EAGER_RUN_MAX_BYTES)
+            t.update(time_workload(w_eager, eager, inputs, rounds, lambda: None, burst=2)[0])
             # What one more op costs inside a function: a chain of CHAIN ops
             # less a chain of one, over the ops added; the call's own cost
             # drops out. Timed apart: the chains' outputs would change what
