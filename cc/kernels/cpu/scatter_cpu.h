@@ -222,8 +222,9 @@ int64_t ScatterBlocks(const CpuCall& s, bool ignore, const T* updates,
 
 
 // The in-place serial and the by-column strategies work on every row's
-// slot, linearised first (LinearizeAll) into `inline_slots` for a few rows (tiny ops do not
-// allocate), else into scratch. Returns the first bad row, -1, or kNoScratch.
+// slot, linearised first (LinearizeAll) into `inline_slots` for a few rows
+// (tiny ops do not allocate), else into scratch. Returns the first bad row,
+// -1, or kNoScratch.
 constexpr int64_t kInlineSlots = 32;
 inline int64_t LinearizeAll(const CpuCall& s, int64_t* inline_slots,
                             const Parallel& parallel, Scratch& scratch,
