@@ -536,6 +536,7 @@ def sweep_main(args):
     sys.stderr.write("\n")
     floor_line = "; ".join(f"{n} tensors: {f['fn'] * 1e6:.0f} us, {f['xla fn'] * 1e6:.0f} us with jit_compile"
                            for n, f in floors.items())
+
     def ns(v):
         return f"{v * 1e9:9.2f}" if v is not None else f"{'-':>9}"
 
@@ -544,9 +545,10 @@ def sweep_main(args):
 
     lines = [f"{info['cpu']}, our loops: {info['isa']}, allocator: {info['allocator']}; ns per update row",
              f"an empty tf.function of {floor_line} (each call of the first three columns pays it);",
-             f"'per op': one more op inside a function ({CHAIN} in a chain, less one alone), without that cost",
+             f"'/op': one more op inside a function ({CHAIN} in a chain, less one alone), without that cost;"
+             f" 'per op': XLA/op over ours/op",
              f"{'workload':<8} {'output':>10} {'ours':>9} {'TF':>9} {'XLA':>9} {'ours eag':>9} {'TF eag':>9}"
-             f" {'ours/op':>9} {'TF/op':>9} {'XLA/op':>9} {'vs TF':>6} {'vs XLA':>6} {'XLA/op':>6}"]
+             f" {'ours/op':>9} {'TF/op':>9} {'XLA/op':>9} {'vs TF':>6} {'vs XLA':>6} {'per op':>6}"]
     for r in rows:
         lines.append(f"{r['workload']:<8} {r['out_bytes'] / M:9.3f}M {ns(r['ours'])} {ns(r['tf'])} {ns(r['xla'])} "
                      f"{ns(r['ours eager'])} {ns(r['tf eager'])} {ns(r['ours per op'])} {ns(r['tf per op'])} "
