@@ -25,12 +25,16 @@ Status IndexDtypeError(const Tensor& indices) {
                                      ::tensorflow::DataTypeString(indices.dtype())));
 }
 
-template <typename Index>
-Status BadRowTyped(const Tensor& indices, const ScatterForm& f, int64_t row,
-                   const TensorShape& target, bool gather) {
-  const Index* r = indices.flat<Index>().data() + row * f.depth;
-  return BadIndexError(indices.shape(), row, std::vector<int64_t>(r, r + f.depth),
-                       target, gather);
+// Returns f(Index()) for the C++ type of the indices' dtype: the one
+// dispatch on it for the CPU and GPU call setup and the bad-row message.
+template <typename F>
+Status WithIndexType(const Tensor& indices, F&& f) {
+  switch (indices.dtype()) {
+    case ::tensorflow::DT_INT16: return f(int16_t());
+    case ::tensorflow::DT_INT32: return f(int32_t());
+    case ::tensorflow::DT_INT64: return f(int64_t());
+    default: return IndexDtypeError(indices);
+  }
 }
 
 }  // namespace
@@ -61,30 +65,21 @@ Status PrepareCpuCall(const Tensor& indices, const ScatterForm& f,
     s->strides[d] = stride;
     stride *= s->dims[d];
   }
-  const int64_t* dims = s->dims.data();
-  const int64_t* strides = s->strides.data();
-  switch (indices.dtype()) {
-    case ::tensorflow::DT_INT16:
-      s->call.rows = MakeIndexRows(indices.flat<int16_t>().data(), f.n, f.depth, dims, strides);
-      return absl::OkStatus();
-    case ::tensorflow::DT_INT32:
-      s->call.rows = MakeIndexRows(indices.flat<int32_t>().data(), f.n, f.depth, dims, strides);
-      return absl::OkStatus();
-    case ::tensorflow::DT_INT64:
-      s->call.rows = MakeIndexRows(indices.flat<int64_t>().data(), f.n, f.depth, dims, strides);
-      return absl::OkStatus();
-    default:
-      return IndexDtypeError(indices);
-  }
+  return WithIndexType(indices, [&](auto index) {
+    using Index = decltype(index);
+    s->call.rows = MakeIndexRows(indices.flat<Index>().data(), f.n, f.depth,
+                                 s->dims.data(), s->strides.data());
+    return absl::OkStatus();
+  });
 }
 
 Status BadRowError(const Tensor& indices, const ScatterForm& f, int64_t row,
                    const TensorShape& target, bool gather) {
-  switch (indices.dtype()) {
-    case ::tensorflow::DT_INT16: return BadRowTyped<int16_t>(indices, f, row, target, gather);
-    case ::tensorflow::DT_INT32: return BadRowTyped<int32_t>(indices, f, row, target, gather);
-    default: return BadRowTyped<int64_t>(indices, f, row, target, gather);
-  }
+  return WithIndexType(indices, [&](auto index) {
+    const auto* r = indices.flat<decltype(index)>().data() + row * f.depth;
+    return BadIndexError(indices.shape(), row, std::vector<int64_t>(r, r + f.depth),
+                         target, gather);
+  });
 }
 
 Status BadIndexError(const TensorShape& indices, int64_t row,
@@ -122,13 +117,13 @@ Status PrepareGpuCall(const Tensor& indices, const ScatterForm& f,
                       const TensorShape& target, bool ignore,
                       GpuCallState* s) {
   gpu::Call& call = s->call;
-  switch (indices.dtype()) {
-    case ::tensorflow::DT_INT16: call.index_type = gpu::IndexType::kInt16; break;
-    case ::tensorflow::DT_INT32: call.index_type = gpu::IndexType::kInt32; break;
-    case ::tensorflow::DT_INT64: call.index_type = gpu::IndexType::kInt64; break;
-    default:
-      return IndexDtypeError(indices);
-  }
+  TF_RETURN_IF_ERROR(WithIndexType(indices, [&](auto index) {
+    constexpr size_t kBytes = sizeof(index);
+    call.index_type = kBytes == 2   ? gpu::IndexType::kInt16
+                      : kBytes == 4 ? gpu::IndexType::kInt32
+                                    : gpu::IndexType::kInt64;
+    return absl::OkStatus();
+  }));
   auto* stream = s->scratch.context()->op_device_context()->stream();
   if (stream == nullptr) return absl::InternalError("no GPU stream for the op");
   s->dims.resize(f.depth);
