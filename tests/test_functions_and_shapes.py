@@ -55,6 +55,13 @@ def test_static_shapes():
                         S([None, 1], tf.int32), S(None), S([None], tf.int32)).rank is None
     assert static_shape(lambda i, u, x: tso.scatter_nd(i, u, tf.shape(x)),
                         S([None, 1], tf.int32), S(None), S([None, 5])).as_list() == [None, 5]
+    # int16 indices (so an int16 shape), which TensorFlow's shape helpers do not read
+    assert static_shape(lambda i, u: tso.scatter_nd(i, u, [7, 5]),
+                        S([None, 1], tf.int16), S([None, 5])).as_list() == [7, 5]
+    assert static_shape(lambda i, u, s: tso.scatter_nd(i, u, s),
+                        S([None, 1], tf.int16), S(None), S([2], tf.int16)).as_list() == [None, None]
+    assert static_shape(lambda i, u, s: tso.scatter_nd(i, u, s),
+                        S([None, 1], tf.int16), S(None), S([None], tf.int16)).rank is None
     # tensor_scatter_*: the tensor's shape, even with unknown indices.
     assert static_shape(tso.tensor_scatter_nd_update, S([None, 5]), S(None, tf.int32),
                         S(None)).as_list() == [None, 5]

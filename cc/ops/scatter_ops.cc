@@ -39,7 +39,24 @@ Status ScatterNdShape(InferenceContext* c) {
     return InvalidArgumentError(messages::ShapeNotVector(c->DebugString(shape_vec)));
   }
   ShapeHandle output;
-  TF_RETURN_IF_ERROR(c->MakeShapeFromShapeTensor(2, &output));
+  ::tensorflow::DataType dtype;
+  TF_RETURN_IF_ERROR(c->GetAttr("Tindices", &dtype));
+  if (dtype == ::tensorflow::DT_INT16) {
+    // TensorFlow's shape-tensor helpers read int32 and int64 only.
+    const ::tensorflow::Tensor* known = c->input_tensor(2);
+    if (known == nullptr) {
+      const bool rank = c->RankKnown(shape_vec) && c->ValueKnown(c->Dim(shape_vec, 0));
+      output = rank ? c->UnknownShapeOfRank(c->Value(c->Dim(shape_vec, 0))) : c->UnknownShape();
+    } else {
+      ::tensorflow::Tensor wide(::tensorflow::DT_INT64, known->shape());
+      auto from = known->flat<int16_t>();
+      auto to = wide.flat<int64_t>();
+      for (int64_t k = 0; k < from.size(); ++k) to(k) = from(k);
+      TF_RETURN_IF_ERROR(c->MakeShapeFromTensor(&wide, shape_vec, &output));
+    }
+  } else {
+    TF_RETURN_IF_ERROR(c->MakeShapeFromShapeTensor(2, &output));
+  }
   TF_RETURN_IF_ERROR(CheckScatter(c, output, c->input(0), c->input(1)));
   c->set_output(0, output);
   return absl::OkStatus();
