@@ -57,7 +57,8 @@ library: $(SO)
 CI_EXTRA :=
 
 install: $(VENV)/.installed
-$(VENV)/.installed: requirements.txt
+$(VENV)/.installed: requirements.txt tools/install_xla_headers.sh
+	tools/install_xla_headers.sh
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -r requirements.txt

@@ -1,13 +1,42 @@
-"""Under tf.function(jit_compile=True) the wrappers lower to TensorFlow's own
-XLA-compilable ops: same results as eager for valid input; bad indices follow
-XLA (scatter rows dropped, gather indices clamped), as the README says."""
+"""Under tf.function(jit_compile=True). With XLA kernels in the library and no
+GPU (xla_uses_our_kernels()), the tensor ops compile to custom calls of our CPU
+kernels: the same results, bits, policy and messages as eager code (a bad
+index is an InternalError, XLA's class for every failed custom call). Without
+them the wrappers lower to TensorFlow's own XLA-compilable ops: same results
+for valid input, XLA's rules for bad indices. The README says both."""
+
+import subprocess
+import sys
+import textwrap
 
 import numpy as np
+import pytest
 import tensorflow as tf
 
 import tf_scatter_ops as tso
-from tf_scatter_ops import ops
+from tf_scatter_ops import _loader, ops
 import reference as ref
+
+TF_VERSION = tuple(int(v) for v in tf.__version__.split(".")[:2])
+OURS = ops.xla_uses_our_kernels()
+TENSOR_OPS = ("tensor_scatter_nd_update", "tensor_scatter_nd_add", "tensor_scatter_nd_sub",
+              "tensor_scatter_nd_min", "tensor_scatter_nd_max")
+# XLA has no strings.
+XLA_DTYPES = {op: [d for d in ds if d != tf.string] for op, ds in ops.DTYPES.items()}
+
+
+def jit(f):
+    return tf.function(f, jit_compile=True)
+
+
+def positional(op):
+    """`op` with its tensors only (tf.function would make its keyword
+    defaults arguments of the compiled function)."""
+    return lambda *tensors: op(*tensors)
+
+
+def hlo(f, *args):
+    return f.experimental_get_compiler_ir(*args)(stage="hlo")
 
 
 def test_xla_context_helper():
@@ -19,45 +48,99 @@ def test_xla_context_helper():
 
     probe("eager")
     tf.function(lambda: probe("function"))()
-    tf.function(lambda: probe("xla"), jit_compile=True)()
+    jit(lambda: probe("xla"))()
     assert seen == {"eager": False, "function": False, "xla": True}
 
 
-def test_jit_compile_matches_eager(rng):
-    t = tf.constant(rng.standard_normal((6, 3)), tf.float32)
-    ti = tf.constant(rng.integers(-50, 50, (6, 3)), tf.int32)
-    idx = tf.constant([[1], [4], [1], [0]], tf.int32)
-    upd = tf.constant(rng.standard_normal((4, 3)), tf.float32)
-    ui = tf.constant(rng.integers(-50, 50, (4, 3)), tf.int32)
-    for op in ("tensor_scatter_nd_update", "tensor_scatter_nd_min", "tensor_scatter_nd_max",
-               "tensor_scatter_nd_add", "tensor_scatter_nd_sub"):
-        f = getattr(tso, op)
-        ref.assert_same(tf.function(f, jit_compile=True)(ti, idx, ui), f(ti, idx, ui))
-        np.testing.assert_allclose(tf.function(f, jit_compile=True)(t, idx, upd), f(t, idx, upd), rtol=1e-6)
-    ref.assert_same(tf.function(lambda i, u: tso.scatter_nd(i, u, [6, 3]), jit_compile=True)(idx, ui),
-                    tso.scatter_nd(idx, ui, [6, 3]))
-    ref.assert_same(tf.function(tso.gather_nd, jit_compile=True)(t, idx), tso.gather_nd(t, idx))
-    ref.assert_same(tf.function(lambda p, i: tso.gather_nd(p, i, batch_dims=1), jit_compile=True)(
-        t, tf.constant([[0], [2], [1], [0], [0], [1]])),
-        tso.gather_nd(t, tf.constant([[0], [2], [1], [0], [0], [1]]), batch_dims=1))
+def test_builds_for_tensorflow_2_21_have_xla_kernels():
+    """`make install` installs the headers the XLA kernels need: a build
+    against TensorFlow 2.21 or later without them would hide here."""
+    if TF_VERSION < (2, 21):
+        pytest.skip("XLA kernels are built for TensorFlow 2.21 and later")
+    assert _loader.built_with_xla()
+    assert OURS == (not tf.config.list_physical_devices("GPU"))
 
 
-def test_jit_compile_lowers_ops_on_captured_eager_tensors(rng):
-    """Eager tensors captured by a jit-compiled function still lower to
-    TensorFlow's ops (our ops have no XLA kernels)."""
+@pytest.mark.skipif(not OURS, reason="our XLA kernels do not apply here")
+def test_compiled_code_calls_our_kernels():
+    t, i, u = tf.zeros([4]), tf.constant([[1]]), tf.constant([1.0])
+    for op in TENSOR_OPS:
+        target = f"tf_scatter_ops.{ops._RAW_OPS[op]}.float"
+        assert f'custom_call_target="{target}"' in hlo(jit(positional(getattr(tso, op))), t, i, u)
+    assert 'custom_call_target="tf_scatter_ops.ScatterNd.float"' in hlo(
+        jit(lambda i, u: tso.scatter_nd(i, u, [4])), i, u)
+    assert 'custom_call_target="tf_scatter_ops.GatherNd.float"' in hlo(
+        jit(lambda t, i: tso.gather_nd(t, i)), t, i)
+
+
+@pytest.mark.parametrize("op", TENSOR_OPS + ("scatter_nd", "gather_nd"))
+def test_jit_compile_matches_eager_for_every_dtype(op, rng):
+    """Bitwise, with duplicate rows: compiled code runs the same kernels (or,
+    without ours, TensorFlow's, which agree on these inputs up to the order
+    of duplicate additions: floats then compared with a tolerance)."""
+    shape = (6, 3)
+    for dtype in XLA_DTYPES[op]:
+        for index_dtype in ((tf.int16, tf.int32, tf.int64) if dtype == tf.float32 else (tf.int32,)):
+            idx = tf.constant(ref.random_indices(rng, shape, 1, (8,), index_dtype))
+            values = tf.constant(ref.random_values(rng, dtype, shape), dtype)
+            if op == "gather_nd":
+                args, f = (values, idx), tso.gather_nd
+            else:
+                upd = tf.constant(ref.random_values(rng, dtype, (8, 3)), dtype)
+                if op == "scatter_nd":
+                    args, f = (idx, upd), (lambda i, u: tso.scatter_nd(i, u, shape))
+                else:
+                    args, f = (values, idx, upd), getattr(tso, op)
+            got, want = jit(f)(*args), f(*args)
+            if OURS or op in ("gather_nd", "tensor_scatter_nd_min", "tensor_scatter_nd_max") \
+                    or not (dtype.is_floating or dtype.is_complex):
+                ref.assert_same(got, want)
+            else:
+                np.testing.assert_allclose(got.numpy().astype(np.complex128),
+                                           want.numpy().astype(np.complex128), rtol=1e-2, atol=1e-2)
+
+
+def test_jit_compile_matches_eager_for_other_forms(rng):
+    t = tf.constant(rng.standard_normal((5, 4, 3)), tf.float32)
+    for depth, outer in ((0, (2,)), (2, (3, 2)), (3, (4,))):
+        idx = tf.constant(ref.random_indices(rng, (5, 4, 3), depth, outer, tf.int32))
+        upd = tf.constant(rng.standard_normal(outer + (5, 4, 3)[depth:]), tf.float32)
+        ref.assert_same(jit(tso.gather_nd)(t, idx), tso.gather_nd(t, idx))
+        ref.assert_same(jit(tso.tensor_scatter_nd_max)(t, idx, upd),
+                        tso.tensor_scatter_nd_max(t, idx, upd))
+    b = tf.constant([[0], [2], [1], [0], [0]])
+    ref.assert_same(jit(lambda p, i: tso.gather_nd(p, i, batch_dims=1))(t[:, 0], b),
+                    tso.gather_nd(t[:, 0], b, batch_dims=1))
+    # empty tensors and no rows
+    ref.assert_same(jit(tso.tensor_scatter_nd_add)(tf.zeros([0, 3]), tf.zeros([0, 1], tf.int32),
+                                                  tf.zeros([0, 3])), np.zeros([0, 3], np.float32))
+    ref.assert_same(jit(tso.gather_nd)(t, tf.zeros([0, 2], tf.int32)), np.zeros([0, 3], np.float32))
+
+
+def test_jit_compile_on_captured_eager_tensors(rng):
     t = tf.constant(rng.standard_normal((6, 3)), tf.float32)
     idx = tf.constant([[1], [4], [1], [0]], tf.int32)
     upd = tf.constant(rng.standard_normal((4, 3)), tf.float32)
     for op in ("tensor_scatter_nd_update", "tensor_scatter_nd_add", "tensor_scatter_nd_max"):
         f = getattr(tso, op)
-        np.testing.assert_allclose(tf.function(lambda: f(t, idx, upd), jit_compile=True)(),
-                                   f(t, idx, upd), rtol=1e-6)
+        np.testing.assert_allclose(jit(lambda: f(t, idx, upd))(), f(t, idx, upd), rtol=1e-6)
+
+
+def test_scatter_nd_shape_known_only_when_compiled():
+    """A shape that is an argument of the compiled function is a constant only
+    to XLA's own ops: there scatter_nd lowers to TensorFlow's."""
+    f = jit(lambda i, u, s: tso.scatter_nd(i, u, s))
+    ref.assert_same(f(tf.constant([[1], [1]]), tf.constant([2.0, 3.0]), tf.constant([4])),
+                    np.array([0., 5., 0., 0.], np.float32))
+    g = jit(lambda i, u, x: tso.scatter_nd(i, u, tf.shape(x)))
+    ref.assert_same(g(tf.constant([[1]]), tf.constant([2.0]), tf.zeros([5])),
+                    np.array([0., 2., 0., 0., 0.], np.float32))
 
 
 def test_jit_compile_gradients_flow():
     x = tf.constant([1., 2., 3.])
 
-    @tf.function(jit_compile=True)
+    @jit
     def grad(v):
         with tf.GradientTape() as tape:
             tape.watch(v)
@@ -67,40 +150,133 @@ def test_jit_compile_gradients_flow():
     np.testing.assert_allclose(grad(x), [20., 40., 6000.])
 
 
+@pytest.mark.skipif(not OURS, reason="TensorFlow's gradients apply under XLA here")
+def test_jit_compile_gradients_match_eager(rng):
+    """Our gradients in compiled code too: for update, only the winning
+    duplicate gets gradient; for min/max, ties as eager."""
+    t = tf.constant(rng.integers(0, 3, (6, 2)), tf.float32)
+    idx = tf.constant([[1], [4], [1], [0], [4]])
+    upd = tf.constant(rng.integers(0, 3, (5, 2)), tf.float32)
+    w = tf.constant(rng.standard_normal((6, 2)), tf.float32)
+
+    def grads(op):
+        def g(t, u):
+            with tf.GradientTape() as tape:
+                tape.watch([t, u])
+                y = tf.reduce_sum(getattr(tso, op)(t, idx, u) * w)
+            return tape.gradient(y, [t, u])
+        return g
+
+    # Equal values; the sign of a zero may differ where XLA compiles the
+    # gradient's arithmetic.
+    for op in ("tensor_scatter_nd_update", "tensor_scatter_nd_add", "tensor_scatter_nd_min",
+               "tensor_scatter_nd_max"):
+        for got, want in zip(jit(grads(op))(t, upd), grads(op)(t, upd)):
+            np.testing.assert_array_equal(got, want)
+
+    def gather_grad(p):
+        with tf.GradientTape() as tape:
+            tape.watch(p)
+            y = tf.reduce_sum(tso.gather_nd(p, idx) * upd)
+        return tf.convert_to_tensor(tape.gradient(y, p))
+
+    np.testing.assert_array_equal(jit(gather_grad)(t), gather_grad(t))
+
+
+@pytest.mark.skipif(not OURS, reason="XLA's rules apply here")
+def test_bad_indices_under_xla_follow_the_policy():
+    """The eager message, as an InternalError (XLA's class for a failed custom
+    call); IGNORE as eager."""
+    t = tf.constant([1., 2., 3., 4.])
+    for f, message in (
+            (lambda: tso.tensor_scatter_nd_update(t, [[0], [4]], [9., 7.]),
+             "indices[1] = [4] does not index into shape [4]"),
+            (lambda: tso.scatter_nd([[-1]], [9.], [4]),
+             "indices[0] = [-1] does not index into shape [4]"),
+            (lambda: tso.gather_nd(t, [[0], [-1]]),
+             "indices[1] = [-1] does not index into param shape [4]")):
+        with pytest.raises(tf.errors.InvalidArgumentError, match=message.replace("[", r"\[")):
+            f()
+        with pytest.raises(tf.errors.InternalError, match=message.replace("[", r"\[")):
+            jit(f)()
+    for f in (lambda: tso.tensor_scatter_nd_add(t, [[4], [0], [-2]], [9., 7., 1.],
+                                                bad_indices_policy="IGNORE"),
+              lambda: tso.gather_nd(t, [[4], [-1], [0]], bad_indices_policy="IGNORE")):
+        ref.assert_same(jit(f)(), f())
+
+
+@pytest.mark.skipif(not OURS, reason="XLA's rules apply here")
+def test_shape_errors_under_xla_are_the_eager_ones():
+    """Shapes unknown when the function is traced are checked when XLA
+    compiles it, with the eager message."""
+    t, i, u = tf.zeros([4, 2]), tf.constant([[1], [2]]), tf.ones([2, 3])
+    message = r"Dimensions \[1,2\) of input\[shape=\[4,2\]\] must match dimensions \[1,2\) of updates"
+    with pytest.raises(tf.errors.InvalidArgumentError, match=message):
+        tso.tensor_scatter_nd_add(t, i, u)
+    spec = tf.TensorSpec(None, tf.float32)
+    f = tf.function(lambda t, i, u: tso.tensor_scatter_nd_add(t, i, u), jit_compile=True,
+                    input_signature=[spec, tf.TensorSpec(None, tf.int32), spec])
+    with pytest.raises(tf.errors.InvalidArgumentError, match=message):
+        f(t, i, u)
+
+
+@pytest.mark.skipif(OURS, reason="our kernels and policy apply here")
 def test_documented_xla_bad_index_behaviour():
     t = tf.constant([1., 2., 3., 4.])
-    update = tf.function(lambda: tso.tensor_scatter_nd_update(t, [[4], [0]], [9., 7.]), jit_compile=True)
+    update = jit(lambda: tso.tensor_scatter_nd_update(t, [[4], [0]], [9., 7.]))
     ref.assert_same(update(), np.array([7., 2., 3., 4.], np.float32))  # bad row dropped, no error
-    gather = tf.function(lambda: tso.gather_nd(t, [[4], [-1], [0]]), jit_compile=True)
+    gather = jit(lambda: tso.gather_nd(t, [[4], [-1], [0]]))
     ref.assert_same(gather(), np.array([4., 1., 1.], np.float32))  # clamped
-    ignore = tf.function(lambda: tso.gather_nd(t, [[4], [-1], [0]], bad_indices_policy="IGNORE"),
-                         jit_compile=True)
+    ignore = jit(lambda: tso.gather_nd(t, [[4], [-1], [0]], bad_indices_policy="IGNORE"))
     # TensorFlow 2.21's XLA gives zeros for IGNORE; older ones (2.17) clamp
     got = ignore().numpy()
     zeros, clamped = np.array([0., 0., 1.], np.float32), np.array([4., 1., 1.], np.float32)
-    if tuple(int(v) for v in tf.__version__.split(".")[:2]) >= (2, 21):
+    if TF_VERSION >= (2, 21):
         ref.assert_same(got, zeros)
     else:
         assert np.array_equal(got, zeros) or np.array_equal(got, clamped), got
 
 
+@pytest.mark.skipif(not OURS, reason="our XLA kernels do not apply here")
+def test_library_loaded_after_xla_has_compiled():
+    """XLA's op registry takes no new ops once it has compiled a function; our
+    kernels are registered on its CPU device directly, so a library imported
+    after a first compile still compiles."""
+    code = textwrap.dedent("""
+        import tensorflow as tf
+        print(tf.function(lambda x: x * 2, jit_compile=True)(tf.constant([1.0])).numpy())
+        import tf_scatter_ops as tso
+        f = tf.function(lambda t, i, u: tso.tensor_scatter_nd_add(t, i, u), jit_compile=True)
+        args = (tf.zeros([3]), tf.constant([[1], [1]]), tf.constant([1.0, 2.0]))
+        assert "custom_call_target" in f.experimental_get_compiler_ir(*args)(stage="hlo")
+        print("result", f(*args).numpy().tolist())
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env={**__import__("os").environ, "TF_CPP_MIN_LOG_LEVEL": "3"})
+    assert "result [0.0, 3.0, 0.0]" in out.stdout, out.stderr[-2000:]
+
+
 def test_lowering_under_xla_warns_once_when_a_gpu_is_present(monkeypatch):
     """Keras 3 turns XLA on by default with a GPU; then our kernels are not
-    used, and the user is told so, once."""
+    used (ours are for the CPU), and the user is told so, once."""
     import warnings
     monkeypatch.setattr(ops, "_warned_xla_on_gpu", False)
     monkeypatch.setattr(ops, "_has_gpu", lambda: False)
     t = tf.zeros([4])
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        tf.function(lambda x: tso.tensor_scatter_nd_add(x, [[1]], [1.]), jit_compile=True)(t)
+        f = jit(lambda x: tso.tensor_scatter_nd_add(x, [[1]], [1.]))
+        f(t)
     assert not [w for w in caught if "tf_scatter_ops" in str(w.message)]  # CPU only: no warning
+    assert ("custom_call_target" in hlo(f, t)) == _loader.built_with_xla()
     monkeypatch.setattr(ops, "_has_gpu", lambda: True)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        tf.function(lambda x: tso.tensor_scatter_nd_add(x, [[1]], [1.]), jit_compile=True)(t)
-        tf.function(lambda x: tso.gather_nd(x, [[1]]), jit_compile=True)(t)
+        f = jit(lambda x: tso.tensor_scatter_nd_add(x, [[1]], [1.]))
+        f(t)
+        jit(lambda x: tso.gather_nd(x, [[1]]))(t)
         tso.tensor_scatter_nd_add(t, [[1]], [1.])  # eager: ours, no warning
     ours = [w for w in caught if "tf_scatter_ops" in str(w.message)]
     assert len(ours) == 1, [str(w.message) for w in caught]
     assert "jit_compile=False" in str(ours[0].message)
+    assert "custom_call_target" not in hlo(f, t)

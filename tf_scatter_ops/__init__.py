@@ -12,7 +12,14 @@ Keras layer. `scatter_nd_update/add/sub/min/max` update variables in place.
 """
 
 from tf_scatter_ops import gradients as _gradients  # noqa: F401  (registers)
-from tf_scatter_ops._loader import TensorFlowVersionMismatchError, active_isa, built_with_gpu, cpu_isa, load
+from tf_scatter_ops._loader import (
+    TensorFlowVersionMismatchError,
+    active_isa,
+    built_with_gpu,
+    built_with_xla,
+    cpu_isa,
+    load,
+)
 from tf_scatter_ops.ops import (
     gather_nd,
     scatter_nd,
@@ -24,6 +31,7 @@ from tf_scatter_ops.ops import (
     tensor_scatter_nd_update,
     tensor_scatter_sub,
     tensor_scatter_update,
+    xla_uses_our_kernels,
 )
 from tf_scatter_ops.patch import is_patched, patch_tensorflow, patched, unpatch
 from tf_scatter_ops.variables import (
@@ -46,6 +54,7 @@ __all__ = [
     "TensorFlowVersionMismatchError",
     "active_isa",
     "built_with_gpu",
+    "built_with_xla",
     "cpu_isa",
     "gather_nd",
     "is_patched",
@@ -67,4 +76,5 @@ __all__ = [
     "tensor_scatter_sub",
     "tensor_scatter_update",
     "unpatch",
+    "xla_uses_our_kernels",
 ]

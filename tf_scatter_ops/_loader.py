@@ -18,7 +18,7 @@ import types
 import tensorflow as tf
 
 from tf_scatter_ops._stamp import LIBRARY_NAME, built_against as _built_against
-from tf_scatter_ops._stamp import built_with_gpu as _built_with_gpu
+from tf_scatter_ops._stamp import built_with as _built_with
 
 LIBRARY_ENV = "TF_SCATTER_OPS_LIBRARY"
 
@@ -54,7 +54,14 @@ def built_with_gpu(path=None):
     """Whether the library (the installed one, or `path`) holds the GPU
     kernels: builds made where nvcc was found do (make, pip, bazel
     --config=cuda)."""
-    return _built_with_gpu(path or _loaded_path or library_path())
+    return _built_with(path or _loaded_path or library_path(), "GPU")
+
+
+def built_with_xla(path=None):
+    """Whether the library holds XLA kernels for the CPU (builds against
+    TensorFlow 2.21 or later with highwayhash's and farmhash's headers: make,
+    pip and bazel here)."""
+    return _built_with(path or _loaded_path or library_path(), "XLA")
 
 
 ISA_ENV = "TF_SCATTER_OPS_ISA"

@@ -14,7 +14,12 @@ def built_against(path):
     return match.group(1).decode() if match else None
 
 
+def built_with(path, part):
+    """Whether the library at `path` contains its `part` kernels ("GPU", "XLA")."""
+    with open(path, "rb") as f:
+        return b"TF_SCATTER_OPS_%s=1;" % part.encode() in f.read()
+
+
 def built_with_gpu(path):
     """Whether the library at `path` contains the GPU kernels."""
-    with open(path, "rb") as f:
-        return b"TF_SCATTER_OPS_GPU=1;" in f.read()
+    return built_with(path, "GPU")

@@ -60,8 +60,9 @@ _INDEX_ENUMS = frozenset(d.as_datatype_enum for d in INDEX_DTYPES)
 def in_xla_context():
     """True while a graph is being built for XLA (tf.function(jit_compile=True)).
 
-    Custom ops have no XLA kernels, so there the wrappers lower to
-    TensorFlow's own XLA-compilable ops instead (same results for valid
+    There the tensor ops compile to our XLA kernels where we have them
+    (xla_uses_our_kernels()); elsewhere, and for the variable ops, the wrappers
+    lower to TensorFlow's own XLA-compilable ops (same results for valid
     input; XLA drops out-of-bound scatter rows and clamps gather indices
     whatever the policy). The check uses TensorFlow's private
     control_flow_util, kept to this one helper.
@@ -70,6 +71,13 @@ def in_xla_context():
         return False
     from tensorflow.python.ops import control_flow_util  # private API
     return control_flow_util.GraphOrParentsInXlaContext(tf.compat.v1.get_default_graph())
+
+
+def xla_uses_our_kernels():
+    """Whether XLA compiles our tensor ops to our kernels here: the library
+    has XLA kernels, which are for the CPU, and no GPU is present (compiled
+    functions would be placed on it)."""
+    return _loader.built_with_xla() and not _has_gpu()
 
 
 _warned_xla_on_gpu = False
@@ -149,10 +157,11 @@ def library_op(op_type):
     return build
 
 
-def _raw_op(op):
-    """The op function to call for `op` here: ours, or TensorFlow's under XLA."""
+def _raw_op(op, xla_ours=True):
+    """The op function to call for `op` here: ours, or TensorFlow's under XLA
+    where our XLA kernels do not apply (or not `xla_ours`: this call's)."""
     op_type = _RAW_OPS[op]
-    if lowering_to_xla():
+    if in_xla_context() and not (xla_ours and xla_uses_our_kernels()) and lowering_to_xla():
         theirs = getattr(tf.raw_ops, op_type)
         if _takes_policy(theirs):  # XLA honours IGNORE in gathers (zeros)
             return theirs
@@ -308,8 +317,11 @@ def scatter_nd(indices, updates, shape, bad_indices_policy="", name=None):
         if shape.dtype != indices.dtype:
             wide = max(shape.dtype, indices.dtype, key=lambda d: d.size)
             shape, indices = tf.cast(shape, wide), tf.cast(indices, wide)
-        return _raw_op("scatter_nd")(indices=indices, updates=updates, shape=shape,
-                                     bad_indices_policy=policy)
+        # XLA needs the shape at compile time. TensorFlow's op has it made a
+        # constant of the compiled function; ours must find it in the graph.
+        xla_ours = not in_xla_context() or tf.get_static_value(shape) is not None
+        return _raw_op("scatter_nd", xla_ours)(indices=indices, updates=updates, shape=shape,
+                                               bad_indices_policy=policy)
 
 
 def _tensor_scatter_function(op, doc):

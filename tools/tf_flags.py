@@ -11,15 +11,31 @@ ask here.
 """
 import argparse
 import json
+import os
 
 import tensorflow as tf
 
+# Our XLA kernels (cc/kernels/xla_kernels.cc) build against TensorFlow's
+# tf2xla headers, which need highwayhash's and farmhash's headers from the
+# system (tools/install_build_deps.sh), and are built for the TensorFlow
+# versions they are tested with.
+XLA_SINCE = (2, 21)
+XLA_HEADERS = ("highwayhash/arch_specific.h", "farmhash.h")
+
+
+def xla_kernels():
+    version = tuple(int(p) for p in tf.__version__.split(".")[:2])
+    return version >= XLA_SINCE and all(
+        any(os.path.exists(os.path.join(d, h)) for d in ("/usr/include", "/usr/local/include"))
+        for h in XLA_HEADERS)
+
 
 def query():
+    xla = xla_kernels()
     return {
         "version": tf.__version__,
-        "cflags": tf.sysconfig.get_compile_flags(),
-        "lflags": tf.sysconfig.get_link_flags(),
+        "cflags": tf.sysconfig.get_compile_flags() + [f"-DTFSO_XLA={int(xla)}"],
+        "lflags": tf.sysconfig.get_link_flags() + (["-l:libtensorflow_cc.so.2"] if xla else []),
         "include": tf.sysconfig.get_include(),
         "lib": tf.sysconfig.get_lib(),
     }

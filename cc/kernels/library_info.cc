@@ -1,6 +1,6 @@
 // What the library tells Python about itself (tf_scatter_ops/_loader.py and
 // _stamp.py): the TensorFlow it was built against and whether it has GPU
-// kernels (read from the file before it is loaded), and, once loaded, the ISA
+// and XLA kernels (read from the file before it is loaded), and, once loaded, the ISA
 // its vectorised loops use and the best the CPU has (cpu_features.h).
 #include "cpu/cpu_features.h"
 
@@ -16,9 +16,14 @@ extern "C" __attribute__((used, visibility("default"))) const char
     tf_scatter_ops_built_against[] =
         "TF_SCATTER_OPS_BUILT_AGAINST_TF=" TFSO_STR(TFSO_TF_VERSION) ";"
 #if TFSO_WITH_CUDA
-        "TF_SCATTER_OPS_GPU=1;";
+        "TF_SCATTER_OPS_GPU=1;"
 #else
-        "TF_SCATTER_OPS_GPU=0;";
+        "TF_SCATTER_OPS_GPU=0;"
+#endif
+#if TFSO_XLA
+        "TF_SCATTER_OPS_XLA=1;";
+#else
+        "TF_SCATTER_OPS_XLA=0;";
 #endif
 
 extern "C" __attribute__((used, visibility("default"))) const char*

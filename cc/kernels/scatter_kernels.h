@@ -42,6 +42,36 @@ E* As(T* p) { return reinterpret_cast<E*>(p); }
 template <typename E, typename T>
 const E* As(const T* p) { return reinterpret_cast<const E*>(p); }
 
+// The CPU core on TensorFlow tensors, with the thread pool and scratch of
+// the caller: an OpKernel's (CpuBackend) or an XLA custom call's
+// (xla_targets.h). The first bad row is an error unless `ignore`.
+template <typename T, typename Op>
+Status CpuScatter(const Tensor& indices, const ScatterForm& f,
+                  const TensorShape& target, bool ignore, const T* updates,
+                  const T* init, Init mode, T* out, const Parallel& parallel,
+                  StatusScratch& scratch) {
+  CpuCallState s;
+  TF_RETURN_IF_ERROR(PrepareCpuCall(indices, f, target, &s));
+  using E = StoredT<T, Op>;
+  const int64_t bad = ScatterCpu<E, Op>(s.call, ignore, As<E>(updates), As<E>(init),
+                                        mode, As<E>(out), parallel, scratch);
+  if (bad == kNoScratch) return scratch.status();
+  if (bad >= 0 && !ignore) return BadRowError(indices, f, bad, target, false);
+  return absl::OkStatus();
+}
+
+template <typename T>
+Status CpuGather(const Tensor& indices, const ScatterForm& f,
+                 const TensorShape& params_shape, bool ignore, const T* params,
+                 T* out, const Parallel& parallel) {
+  CpuCallState s;
+  TF_RETURN_IF_ERROR(PrepareCpuCall(indices, f, params_shape, &s));
+  using E = StoredT<T, AssignOp>;
+  const int64_t bad = GatherCpu<E>(s.call, As<E>(params), As<E>(out), parallel);
+  if (bad >= 0 && !ignore) return BadRowError(indices, f, bad, params_shape, true);
+  return absl::OkStatus();
+}
+
 // Where a kernel runs. The first bad row is an error unless `ignore`; each
 // backend finds it before it writes to an `out` that is updated in place, so
 // a forwarded input is left intact on error (a fresh `out` is dropped with
@@ -52,29 +82,17 @@ struct CpuBackend {
                         const ScatterForm& f, const TensorShape& target,
                         bool ignore, const Tensor& updates, const T* init,
                         Init mode, Tensor* out) {
-    CpuCallState s;
-    TF_RETURN_IF_ERROR(PrepareCpuCall(indices, f, target, &s));
-    using E = StoredT<T, Op>;
     TfScratch scratch(c);
-    const int64_t bad = ScatterCpu<E, Op>(
-        s.call, ignore, As<E>(updates.flat<T>().data()), As<E>(init), mode,
-        As<E>(out->flat<T>().data()), CpuParallel(c), scratch);
-    if (bad == kNoScratch) return scratch.status();
-    if (bad >= 0 && !ignore) return BadRowError(indices, f, bad, target, false);
-    return absl::OkStatus();
+    return CpuScatter<T, Op>(indices, f, target, ignore, updates.flat<T>().data(), init,
+                             mode, out->flat<T>().data(), CpuParallel(c), scratch);
   }
 
   template <typename T>
   static Status Gather(OpKernelContext* c, const Tensor& indices,
                        const ScatterForm& f, bool ignore, const Tensor& params,
                        Tensor* out) {
-    CpuCallState s;
-    TF_RETURN_IF_ERROR(PrepareCpuCall(indices, f, params.shape(), &s));
-    using E = StoredT<T, AssignOp>;
-    const int64_t bad = GatherCpu<E>(s.call, As<E>(params.flat<T>().data()),
-                                     As<E>(out->flat<T>().data()), CpuParallel(c));
-    if (bad >= 0 && !ignore) return BadRowError(indices, f, bad, params.shape(), true);
-    return absl::OkStatus();
+    return CpuGather<T>(indices, f, params.shape(), ignore, params.flat<T>().data(),
+                        out->flat<T>().data(), CpuParallel(c));
   }
 };
 

@@ -2,11 +2,13 @@
 // ResourceScatterNdAdd and ScatterNdAdd (ref), one per value type: they
 // share the core's instantiations.
 #include "variable_kernels.h"
+#include "xla_targets.h"
 
 namespace tf_scatter_ops {
 
 #define REGISTER_CPU(T) \
   TFSO_REGISTER_CPU("TensorScatterAdd", "T", T, TensorScatterOp, AddOp); \
+  TFSO_REGISTER_XLA_TARGET("TensorScatterAdd", T, TensorScatterTarget, AddOp); \
   TFSO_REGISTER_VARIABLE_CPU("ScatterNdAdd", T, AddOp);
 TFSO_CALL_ADD_TYPES(REGISTER_CPU)
 #undef REGISTER_CPU

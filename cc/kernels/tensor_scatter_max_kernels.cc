@@ -2,11 +2,13 @@
 // ResourceScatterNdMax and ScatterNdMax (ref), one per value type: they
 // share the core's instantiations.
 #include "variable_kernels.h"
+#include "xla_targets.h"
 
 namespace tf_scatter_ops {
 
 #define REGISTER_CPU(T) \
   TFSO_REGISTER_CPU("TensorScatterMax", "T", T, TensorScatterOp, MaxOp); \
+  TFSO_REGISTER_XLA_TARGET("TensorScatterMax", T, TensorScatterTarget, MaxOp); \
   TFSO_REGISTER_VARIABLE_CPU("ScatterNdMax", T, MaxOp);
 TFSO_CALL_MINMAX_TYPES(REGISTER_CPU)
 #undef REGISTER_CPU

@@ -2,11 +2,13 @@
 // ResourceScatterNdMin and ScatterNdMin (ref), one per value type: they
 // share the core's instantiations.
 #include "variable_kernels.h"
+#include "xla_targets.h"
 
 namespace tf_scatter_ops {
 
 #define REGISTER_CPU(T) \
   TFSO_REGISTER_CPU("TensorScatterMin", "T", T, TensorScatterOp, MinOp); \
+  TFSO_REGISTER_XLA_TARGET("TensorScatterMin", T, TensorScatterTarget, MinOp); \
   TFSO_REGISTER_VARIABLE_CPU("ScatterNdMin", T, MinOp);
 TFSO_CALL_MINMAX_TYPES(REGISTER_CPU)
 #undef REGISTER_CPU

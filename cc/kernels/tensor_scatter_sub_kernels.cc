@@ -2,11 +2,13 @@
 // ResourceScatterNdSub and ScatterNdSub (ref), one per value type: they
 // share the core's instantiations.
 #include "variable_kernels.h"
+#include "xla_targets.h"
 
 namespace tf_scatter_ops {
 
 #define REGISTER_CPU(T) \
   TFSO_REGISTER_CPU("TensorScatterSub", "T", T, TensorScatterOp, SubOp); \
+  TFSO_REGISTER_XLA_TARGET("TensorScatterSub", T, TensorScatterTarget, SubOp); \
   TFSO_REGISTER_VARIABLE_CPU("ScatterNdSub", T, SubOp);
 TFSO_CALL_ADD_TYPES(REGISTER_CPU)
 #undef REGISTER_CPU

@@ -1,6 +1,7 @@
 #include "tf_adapters.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -8,6 +9,8 @@
 #include "shape_checks.h"
 #include "tensorflow/core/framework/types.h"
 #include "tensorflow/core/lib/core/threadpool.h"
+#include "tensorflow/core/platform/cpu_info.h"
+#include "tensorflow/core/platform/env.h"
 #if TFSO_WITH_CUDA
 #include "xla/stream_executor/stream.h"
 #endif
@@ -109,6 +112,56 @@ void* TfScratch::Allocate(size_t bytes) {
   if (!status_.ok()) return nullptr;
   held_.push_back(t);
   return t.data();
+}
+
+void* HeapScratch::Allocate(size_t bytes) {
+  constexpr size_t kAlign = 64;  // as TensorFlow's CPU allocator
+  void* p = std::aligned_alloc(kAlign, std::max<size_t>((bytes + kAlign - 1) / kAlign, 1) * kAlign);
+  if (p == nullptr) {
+    status_ = absl::ResourceExhaustedError(
+        StrCat("tf_scatter_ops: out of memory allocating ", bytes, " bytes of scratch"));
+    return nullptr;
+  }
+  held_.emplace_back(p);
+  return p;
+}
+
+void HeapScratch::Free::operator()(void* p) const { std::free(p); }
+
+namespace {
+
+class UnownedBuffer : public ::tensorflow::TensorBuffer {
+ public:
+  UnownedBuffer(void* data, size_t bytes) : TensorBuffer(data), bytes_(bytes) {}
+  size_t size() const override { return bytes_; }
+  TensorBuffer* root_buffer() override { return this; }
+  void FillAllocationDescription(::tensorflow::AllocationDescription*) const override {}
+  bool OwnsMemory() const override { return false; }
+
+ private:
+  size_t bytes_;
+};
+
+}  // namespace
+
+Tensor UnownedTensor(::tensorflow::DataType dtype, const TensorShape& shape,
+                     const void* data) {
+  auto* buffer = new UnownedBuffer(const_cast<void*>(data),
+                                   shape.num_elements() * ::tensorflow::DataTypeSize(dtype));
+  Tensor t(dtype, shape, buffer);
+  buffer->Unref();  // the tensor holds its own reference
+  return t;
+}
+
+Parallel HostParallel() {
+  static auto* pool = new ::tensorflow::thread::ThreadPool(
+      ::tensorflow::Env::Default(), "tf_scatter_ops", ::tensorflow::port::MaxParallelism());
+  Parallel p;
+  p.threads = pool->NumThreads();
+  p.run = [](int64_t total, int64_t cost, const Parallel::Body& body) {
+    pool->ParallelFor(total, cost, body);
+  };
+  return p;
 }
 
 #if TFSO_WITH_CUDA

@@ -7,6 +7,7 @@
 #define TF_SCATTER_OPS_CC_KERNELS_TF_ADAPTERS_H_
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "common/scatter_form.h"
@@ -59,22 +60,51 @@ Status BadIndexError(const TensorShape& indices, int64_t row,
 // The op's intra-op thread pool.
 Parallel CpuParallel(OpKernelContext* c);
 
+// Scratch that keeps the Status of its failed allocation.
+class StatusScratch : public Scratch {
+ public:
+  const Status& status() const { return status_; }  // of a failed Allocate
+
+ protected:
+  ~StatusScratch() = default;
+  Status status_;
+};
+
 // Scratch for the cores from allocate_temp on the op's device. The tensors
 // are released when the backend call returns; on a GPU that is before its
 // kernels have run, which is safe because TensorFlow's GPU allocator hands the
 // memory out again only to work ordered after them on the same stream.
-class TfScratch : public Scratch {
+class TfScratch : public StatusScratch {
  public:
   explicit TfScratch(OpKernelContext* c) : c_(c) {}
   void* Allocate(size_t bytes) override;
   OpKernelContext* context() const { return c_; }
-  const Status& status() const { return status_; }  // of a failed Allocate
 
  private:
   OpKernelContext* c_;
   std::vector<Tensor> held_;
-  Status status_;
 };
+
+// Scratch from the heap, for callers without an OpKernelContext (XLA custom
+// calls); freed with the object.
+class HeapScratch : public StatusScratch {
+ public:
+  void* Allocate(size_t bytes) override;
+
+ private:
+  struct Free {
+    void operator()(void* p) const;
+  };
+  std::vector<std::unique_ptr<void, Free>> held_;
+};
+
+// A tensor over memory it does not own (an XLA buffer), for the glue that
+// takes tensors; valid while that memory is.
+Tensor UnownedTensor(::tensorflow::DataType dtype, const TensorShape& shape,
+                     const void* data);
+
+// A process-wide thread pool, for callers without an OpKernelContext.
+Parallel HostParallel();
 
 #if TFSO_WITH_CUDA
 struct GpuCallState {

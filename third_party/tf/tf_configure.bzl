@@ -11,6 +11,7 @@ def _tf_configure_impl(ctx):
     version, include, lib, flags = result.stdout.rstrip("\n").split("\n")[-4:]
     ctx.symlink(include, "include")
     ctx.symlink(lib + "/libtensorflow_framework.so.2", "lib/libtensorflow_framework.so.2")
+    ctx.symlink(lib + "/libtensorflow_cc.so.2", "lib/libtensorflow_cc.so.2")
     ctx.file("BUILD", """
 package(default_visibility = ["//visibility:public"])
 
@@ -23,6 +24,12 @@ cc_library(
 cc_library(
     name = "libtensorflow_framework",
     srcs = ["lib/libtensorflow_framework.so.2"],
+)
+
+# XLA's op registry and custom-call targets (our XLA kernels).
+cc_library(
+    name = "libtensorflow_cc",
+    srcs = ["lib/libtensorflow_cc.so.2"],
 )
 """)
     ctx.file("build_defs.bzl", "TF_COPTS = %s\nTF_VERSION = %r\n" % (
