@@ -6,6 +6,7 @@ import json
 import numpy as np
 import tensorflow as tf
 
+import tf_scatter_ops as tso
 from tf_scatter_ops import bench
 
 
@@ -13,7 +14,9 @@ def test_quick_bench_runs_and_writes_json(tmp_path, capsys):
     bench.main(["--quick", "--only", "W1,W7,W8", "--rounds", "1", "--out", str(tmp_path)])
     data = json.loads((tmp_path / "bench.json").read_text())
     assert [r["name"] for r in data["results"]] == ["W1", "W7", "W8"]
-    assert set(data["results"][0]["first"]) == {"ours", "tf", "xla"}
+    ours_xla = {"ours xla"} if tso.xla_uses_our_kernels() else set()
+    assert set(data["results"][0]["first"]) == {"ours", "tf", "xla"} | ours_xla
+    assert (data["results"][0]["ours xla"] is not None) == bool(ours_xla)
     assert "vs XLA" in capsys.readouterr().out
 
 
@@ -38,11 +41,13 @@ def test_quick_sweep_covers_every_size_and_reports_the_call_floor(tmp_path, caps
     assert len(data["rows"]) == len(sizes) * len(bench.SWEEP)
     for floors in data["empty_function_s"].values():
         assert floors["fn"] > 0 and floors["xla fn"] > 0
+    impls = ("ours", "tf", "xla") + (("ours xla",) if tso.xla_uses_our_kernels() else ())
     for r in data["rows"]:
-        for impl in ("ours", "tf", "xla"):
+        for impl in impls:
             assert (r[f"{impl} per op"] is None) == (r["out_bytes"] > bench.CHAIN_MAX_BYTES)
+        assert (r["ours xla"] is not None) == ("ours xla" in impls)
     out = capsys.readouterr().out
-    assert "an empty tf.function of 3 tensors" in out and "ours/op" in out
+    assert "an empty tf.function of 3 tensors" in out and "ours/op" in out and "@XLA/op" in out
 
 
 def test_a_chain_runs_each_op_on_its_own_inputs():

@@ -276,14 +276,19 @@ def positional(op):
 
 
 def implementations(w):
+    """Ours, TF's kernel and TF under XLA; and, where XLA compiles our ops to
+    our kernels (tso.xla_uses_our_kernels()), ours under XLA ("ours xla")."""
     ours, theirs = getattr(tso, w.op), getattr(tf, w.op)
     if w.eager_tiny:
         return {"ours": ours, "tf": theirs}
-    return {
+    impls = {
         "ours": tf.function(positional(ours)),
         "tf": tf.function(positional(theirs)),
         "xla": tf.function(positional(theirs), jit_compile=True),
     }
+    if tso.xla_uses_our_kernels():
+        impls["ours xla"] = tf.function(positional(ours), jit_compile=True)
+    return impls
 
 
 def call_floor(args, rounds=5, calls=300):
@@ -309,6 +314,8 @@ def check(w, impls, args):
     a, b = ours.numpy(), tf_out.numpy()
     if a.shape != b.shape or a.dtype != b.dtype or a.tobytes() != b.tobytes():
         raise AssertionError(f"{w.name}: our result differs from TensorFlow's kernel")
+    if "ours xla" in impls and impls["ours xla"](*args).numpy().tobytes() != a.tobytes():
+        raise AssertionError(f"{w.name}: our result under XLA differs from our kernel's")
     if "xla" in impls:
         x = impls["xla"](*args).numpy().astype(np.float64)
         if not np.allclose(a.astype(np.float64), x, rtol=1e-2, atol=1e-2):
@@ -364,8 +371,8 @@ def render(results, info):
              f"intra-op threads: {tf.config.threading.get_intra_op_parallelism_threads() or os.cpu_count()}",
              "",
              f"{'workload':<9} {'ours ms':>9} {'TF ms':>9} {'XLA ms':>9} {'vs TF':>7} {'vs XLA':>7} "
-             f"{'x floor':>8} {'1st ms':>9} {'1st x fl':>8} {'faults':>7}  title",
-             "-" * 128]
+             f"{'x floor':>8} {'1st ms':>9} {'1st x fl':>8} {'faults':>7} {'ours@XLA':>9} {'vs XLA':>7}  title",
+             "-" * 146]
     for r in results:
         unit = 1e6 if r["per_call"] else 1e3
         fmt = (lambda v: f"{v * unit:8.2f}{'us' if r['per_call'] else ''}") if r["per_call"] else \
@@ -376,13 +383,17 @@ def render(results, info):
         first = r["first"]["ours"]
         first_floor = f"{first / r['floor']:7.2f}x" if r["floor"] else f"{'-':>8}"
         faults = f"{100 * r['faults'] / r['ours']:6.0f}%" if r.get("faults") else f"{'-':>7}"
+        ours_xla = r.get("ours xla")
+        at_xla = (f"{fmt(ours_xla)} {r['xla'] / ours_xla:6.1f}x" if ours_xla and r["xla"]
+                  else f"{'-':>9} {'-':>7}")
         lines.append(f"{r['name']:<9} {fmt(r['ours'])} {fmt(r['tf'])} {xla} "
-                     f"{r['tf'] / r['ours']:6.1f}x {vs_xla} {floor} {fmt(first)} {first_floor} {faults}  "
-                     f"{r['title']}")
+                     f"{r['tf'] / r['ours']:6.1f}x {vs_xla} {floor} {fmt(first)} {first_floor} {faults} "
+                     f"{at_xla}  {r['title']}")
     lines += ["", "ms: median of all calls; 1st: median of the first call of each burst, which follows "
               "another implementation (TensorFlow's serial kernel leaves the pool's threads idle); "
               "faults: the share of our time that first-touching a fresh output would take "
-              "(its pages x the first-touch cost; none with the BFC allocator, which reuses them)"]
+              "(its pages x the first-touch cost; none with the BFC allocator, which reuses them); "
+              "ours@XLA: our op under jit_compile=True, where XLA runs our kernel, vs XLA's own"]
     return "\n".join(lines)
 
 
@@ -449,12 +460,16 @@ def chained(op, k):
 
 
 def chain_implementations(w, args):
-    """Ours, TF's and XLA's chains of 1 and of CHAIN ops, as functions of
-    `args` (for time_workload) that call the chain with its own inputs."""
+    """Ours, TF's and XLA's chains of 1 and of CHAIN ops (and ours under XLA
+    where it runs our kernels), as functions of `args` (for time_workload)
+    that call the chain with its own inputs."""
     adapt, fixed, varying = chain_inputs(w, args)
     impls = {}
-    for name, op, jit in (("ours", getattr(tso, w.op), False), ("tf", getattr(tf, w.op), False),
-                          ("xla", getattr(tf, w.op), True)):
+    kinds = [("ours", getattr(tso, w.op), False), ("tf", getattr(tf, w.op), False),
+             ("xla", getattr(tf, w.op), True)]
+    if tso.xla_uses_our_kernels():
+        kinds.append(("ours xla", getattr(tso, w.op), True))
+    for name, op, jit in kinds:
         for k in (1, CHAIN):
             f = tf.function(chained(adapt(op), k), jit_compile=jit)
             impls[f"{name} x{k}"] = lambda *_, f=f, a=fixed + tuple(varying[:k]): f(*a)
@@ -469,6 +484,9 @@ def chain_implementations(w, args):
     for a, b in zip(outs[f"ours x{CHAIN}"], outs[f"tf x{CHAIN}"]):
         if a.numpy().tobytes() != b.numpy().tobytes():
             raise AssertionError(f"{w.name}: our chain's result differs from TensorFlow's")
+    for a, b in zip(outs[f"ours x{CHAIN}"], outs.get(f"ours xla x{CHAIN}", [])):
+        if a.numpy().tobytes() != b.numpy().tobytes():
+            raise AssertionError(f"{w.name}: our chain's result under XLA differs from our kernel's")
     return impls
 
 
@@ -525,9 +543,10 @@ def sweep_main(args):
             # A difference of two medians: more rounds where the calls are short.
             chain_rounds = rounds * 4 if out_bytes <= M else rounds
             c = time_workload(w, chains, inputs, chain_rounds, lambda: None, burst=2)[0] if chains else {}
-            for impl in ("ours", "tf", "xla"):
+            for impl in ("ours", "tf", "xla", "ours xla"):
                 t[f"{impl} per op"] = ((c[f"{impl} x{CHAIN}"] - c[f"{impl} x1"]) / (CHAIN - 1)
-                                       if chains else None)
+                                       if f"{impl} x1" in c else None)
+            t.setdefault("ours xla", None)
             del chains
             rows.append(dict(workload=name, out_bytes=out_bytes, n=w.n,
                              **{k: None if v is None else v / w.n for k, v in t.items()}))
@@ -546,14 +565,18 @@ def sweep_main(args):
     lines = [f"{info['cpu']}, our loops: {info['isa']}, allocator: {info['allocator']}; ns per update row",
              f"an empty tf.function of {floor_line} (each call of the first three columns pays it);",
              f"'/op': one more op inside a function ({CHAIN} in a chain, less one alone), without that cost;"
-             f" 'per op': XLA/op over ours/op",
-             f"{'workload':<8} {'output':>10} {'ours':>9} {'TF':>9} {'XLA':>9} {'ours eag':>9} {'TF eag':>9}"
-             f" {'ours/op':>9} {'TF/op':>9} {'XLA/op':>9} {'vs TF':>6} {'vs XLA':>6} {'per op':>6}"]
+             f" 'per op': XLA/op over ours/op; '@XLA': ours under jit_compile=True (XLA runs our kernel),"
+             f" 'vs' XLA's own",
+             f"{'workload':<8} {'output':>10} {'ours':>9} {'TF':>9} {'XLA':>9} {'ours@XLA':>9} {'ours eag':>9}"
+             f" {'TF eag':>9} {'ours/op':>9} {'TF/op':>9} {'XLA/op':>9} {'@XLA/op':>9} {'vs TF':>6} {'vs XLA':>6}"
+             f" {'per op':>6} {'@XLA vs':>7} {'/op vs':>6}"]
     for r in rows:
         lines.append(f"{r['workload']:<8} {r['out_bytes'] / M:9.3f}M {ns(r['ours'])} {ns(r['tf'])} {ns(r['xla'])} "
-                     f"{ns(r['ours eager'])} {ns(r['tf eager'])} {ns(r['ours per op'])} {ns(r['tf per op'])} "
-                     f"{ns(r['xla per op'])} {ratio(r['tf'], r['ours'])} {ratio(r['xla'], r['ours'])} "
-                     f"{ratio(r['xla per op'], r['ours per op'])}")
+                     f"{ns(r['ours xla'])} {ns(r['ours eager'])} {ns(r['tf eager'])} {ns(r['ours per op'])} "
+                     f"{ns(r['tf per op'])} {ns(r['xla per op'])} {ns(r['ours xla per op'])} "
+                     f"{ratio(r['tf'], r['ours'])} {ratio(r['xla'], r['ours'])} "
+                     f"{ratio(r['xla per op'], r['ours per op'])} {ratio(r['xla'], r['ours xla']):>7} "
+                     f"{ratio(r['xla per op'], r['ours xla per op'])}")
     print("\n".join(lines))
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "sweep.json"), "w") as f:
@@ -575,9 +598,9 @@ def plot_sweep(rows, info, path):
     for ax, name in zip(axes, SWEEP):
         mine = [r for r in rows if r["workload"] == name]
         x = [r["out_bytes"] for r in mine]
-        for key, style in (("ours", "o-"), ("tf", "s-"), ("xla", "^-"), ("ours eager", "o--"), ("tf eager", "s--"),
-                           ("ours per op", "o:"), ("xla per op", "^:")):
-            pts = [(xv, r[key] * 1e9) for xv, r in zip(x, mine) if r[key] is not None and r[key] > 0]
+        for key, style in (("ours", "o-"), ("tf", "s-"), ("xla", "^-"), ("ours xla", "d-"), ("ours eager", "o--"),
+                           ("tf eager", "s--"), ("ours per op", "o:"), ("xla per op", "^:"), ("ours xla per op", "d:")):
+            pts = [(xv, r[key] * 1e9) for xv, r in zip(x, mine) if r.get(key)]
             ax.plot([p[0] for p in pts], [p[1] for p in pts], style, label=key, markersize=4)
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
@@ -640,6 +663,7 @@ def main(argv=None):
         if info["allocator"] == "default" and not w.eager_tiny:
             faults = output_bytes(w, inputs) / 4096 * info["first_touch_us"] * 1e-6
         results.append(dict(name=w.name, title=w.title, ours=t["ours"], tf=t["tf"], xla=t.get("xla"),
+                            **{"ours xla": t.get("ours xla")},
                             first=t_first, bandwidth=bandwidth, bytes=nbytes, per_call=w.eager_tiny,
                             floor=nbytes / bandwidth if nbytes else None, faults=faults))
         del inputs, impls
