@@ -11,6 +11,7 @@ the library (the bazel tests use it for bazel-bin's); the version check
 applies to it too.
 """
 
+import functools
 import os
 import threading
 import types
@@ -60,8 +61,14 @@ def built_with_gpu(path=None):
 def built_with_xla(path=None):
     """Whether the library holds XLA kernels for the CPU (builds against
     TensorFlow 2.21 or later with highwayhash's and farmhash's headers: make,
-    pip and bazel here)."""
-    return _built_with(path or _loaded_path or library_path(), "XLA")
+    pip and bazel here). Asked whenever a wrapper is traced for XLA: the
+    answer is read once per file."""
+    return _built_with_xla(path or _loaded_path or library_path())
+
+
+@functools.lru_cache(maxsize=None)
+def _built_with_xla(path):
+    return _built_with(path, "XLA")
 
 
 ISA_ENV = "TF_SCATTER_OPS_ISA"

@@ -1,3 +1,5 @@
+// Built when TFSO_XLA is set (tools/tf_flags.py), as its users are.
+#if TFSO_XLA
 #include "xla_call.h"
 
 #include <cstdint>
@@ -6,10 +8,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "tensorflow/core/framework/types.h"
-#if TFSO_XLA
 #include "xla/service/custom_call_target_registry.h"
 #include "xla_targets.h"
-#endif
 
 namespace tf_scatter_ops {
 namespace {
@@ -61,12 +61,11 @@ std::string XlaTargetName(const char* op, ::tensorflow::DataType dtype) {
   return absl::StrCat("tf_scatter_ops.", op, ".", ::tensorflow::DataTypeString(dtype));
 }
 
-#if TFSO_XLA
 XlaTargetRegistrar::XlaTargetRegistrar(const char* op, ::tensorflow::DataType dtype,
                                        XlaTarget fn) {
   xla::CustomCallTargetRegistry::Global()->Register(
       XlaTargetName(op, dtype), reinterpret_cast<void*>(fn), "Host");
 }
-#endif  // TFSO_XLA
 
 }  // namespace tf_scatter_ops
+#endif  // TFSO_XLA
