@@ -287,8 +287,19 @@ def implementations(w):
         "xla": tf.function(positional(theirs), jit_compile=True),
     }
     if tso.xla_uses_our_kernels():
-        impls["ours xla"] = tf.function(positional(ours), jit_compile=True)
+        impls["ours xla"] = tf.function(positional(static_shape(w, ours)), jit_compile=True)
     return impls
+
+
+def static_shape(w, op):
+    """`op`, for scatter_nd with the workload's shape as a constant: XLA needs
+    the shape when compiling, which TensorFlow's op gets by making its
+    argument a constant of the compiled function, and ours from the graph
+    (README, XLA)."""
+    if w.op != "scatter_nd":
+        return op
+    shape = list(w.shape)
+    return lambda indices, updates, _shape: op(indices, updates, shape)
 
 
 def call_floor(args, rounds=5, calls=300):
@@ -422,28 +433,35 @@ def plot(results, path):
 
 
 SWEEP = ("W1", "W3", "W5", "W7")
-# Per-op columns: CHAIN ops in one tf.function, up to outputs of CHAIN_MAX_BYTES
-# (above it one call's cost is a small share of an op's).
-CHAIN = 8
+# Per-op columns: chains of ops in one tf.function, up to outputs of
+# CHAIN_MAX_BYTES (above it one call's cost is a small share of an op's).
+# Small ops cost a few microseconds, a small share of a call's: their chains
+# are longer, so that the difference of two medians is not noise.
 CHAIN_MAX_BYTES = 16 * M
+CHAIN_SMALL_MAX_BYTES = M
+CHAIN, CHAIN_SMALL = 8, 32
+
+
+def chain_length(out_bytes):
+    return CHAIN_SMALL if out_bytes <= CHAIN_SMALL_MAX_BYTES else CHAIN
 # Eager calls up to this output size are timed in runs (time_workload's eager_tiny).
 EAGER_RUN_MAX_BYTES = 64 << 10
 
 
-def chain_inputs(w, args):
+def chain_inputs(w, args, k=CHAIN):
     """(op, fixed, varying) for a chain of `w`'s op: op(*fixed, v) for each of
-    CHAIN tensors v that differ in value, so that no compiler can merge two
-    of the ops: the updates scaled for scatters, the indices rolled for
+    k tensors v that differ in value, so that no compiler can merge two of
+    the ops: the updates scaled for scatters, the indices rolled for
     gathers."""
     if w.op == "gather_nd":
         params, indices = args
-        return (lambda op: op), (params,), [tf.roll(indices, j, 0) for j in range(CHAIN)]
+        return (lambda op: op), (params,), [tf.roll(indices, j, 0) for j in range(k)]
     if w.op == "scatter_nd":
         indices, updates, shape = args
         return ((lambda op: lambda i, s, u: op(i, u, s)), (indices, shape),
-                [updates * (1 + j) for j in range(CHAIN)])
+                [updates * (1 + j) for j in range(k)])
     tensor, indices, updates = args
-    return (lambda op: op), (tensor, indices), [updates * (1 + j) for j in range(CHAIN)]
+    return (lambda op: op), (tensor, indices), [updates * (1 + j) for j in range(k)]
 
 
 def chained(op, k):
@@ -459,20 +477,20 @@ def chained(op, k):
     return call
 
 
-def chain_implementations(w, args):
-    """Ours, TF's and XLA's chains of 1 and of CHAIN ops (and ours under XLA
+def chain_implementations(w, args, k):
+    """Ours, TF's and XLA's chains of 1 and of k ops (and ours under XLA
     where it runs our kernels), as functions of `args` (for time_workload)
     that call the chain with its own inputs."""
-    adapt, fixed, varying = chain_inputs(w, args)
+    adapt, fixed, varying = chain_inputs(w, args, k)
     impls = {}
     kinds = [("ours", getattr(tso, w.op), False), ("tf", getattr(tf, w.op), False),
              ("xla", getattr(tf, w.op), True)]
     if tso.xla_uses_our_kernels():
-        kinds.append(("ours xla", getattr(tso, w.op), True))
+        kinds.append(("ours xla", static_shape(w, getattr(tso, w.op)), True))
     for name, op, jit in kinds:
-        for k in (1, CHAIN):
-            f = tf.function(chained(adapt(op), k), jit_compile=jit)
-            impls[f"{name} x{k}"] = lambda *_, f=f, a=fixed + tuple(varying[:k]): f(*a)
+        for n in (1, k):
+            f = tf.function(chained(adapt(op), n), jit_compile=jit)
+            impls[f"{name} x{n}"] = lambda *_, f=f, a=fixed + tuple(varying[:n]): f(*a)
     # Traced here, quietly: TensorFlow warns of retracing when one Python
     # function is wrapped by many tf.functions, as these are.
     logger, level = tf.get_logger(), tf.get_logger().level
@@ -481,10 +499,10 @@ def chain_implementations(w, args):
         outs = {name: f() for name, f in impls.items()}
     finally:
         logger.setLevel(level)
-    for a, b in zip(outs[f"ours x{CHAIN}"], outs[f"tf x{CHAIN}"]):
+    for a, b in zip(outs[f"ours x{k}"], outs[f"tf x{k}"]):
         if a.numpy().tobytes() != b.numpy().tobytes():
             raise AssertionError(f"{w.name}: our chain's result differs from TensorFlow's")
-    for a, b in zip(outs[f"ours x{CHAIN}"], outs.get(f"ours xla x{CHAIN}", [])):
+    for a, b in zip(outs[f"ours x{k}"], outs.get(f"ours xla x{k}", [])):
         if a.numpy().tobytes() != b.numpy().tobytes():
             raise AssertionError(f"{w.name}: our chain's result under XLA differs from our kernel's")
     return impls
@@ -535,16 +553,17 @@ def sweep_main(args):
             eager = {"ours eager": getattr(tso, w.op), "tf eager": getattr(tf, w.op)}
             w_eager = dataclasses.replace(w, eager_tiny=out_bytes <= EAGER_RUN_MAX_BYTES)
             t.update(time_workload(w_eager, eager, inputs, rounds, lambda: None, burst=2)[0])
-            # What one more op costs inside a function: a chain of CHAIN ops
-            # less a chain of one, over the ops added; the call's own cost
+            # What one more op costs inside a function: a chain of
+            # chain_length() ops less a chain of one, over the ops added; the call's own cost
             # drops out. Timed apart: the chains' outputs would change what
             # the allocator hands the single ops.
-            chains = chain_implementations(w, inputs) if out_bytes <= CHAIN_MAX_BYTES else {}
+            length = chain_length(out_bytes)
+            chains = chain_implementations(w, inputs, length) if out_bytes <= CHAIN_MAX_BYTES else {}
             # A difference of two medians: more rounds where the calls are short.
             chain_rounds = rounds * 4 if out_bytes <= M else rounds
             c = time_workload(w, chains, inputs, chain_rounds, lambda: None, burst=2)[0] if chains else {}
             for impl in ("ours", "tf", "xla", "ours xla"):
-                t[f"{impl} per op"] = ((c[f"{impl} x{CHAIN}"] - c[f"{impl} x1"]) / (CHAIN - 1)
+                t[f"{impl} per op"] = ((c[f"{impl} x{length}"] - c[f"{impl} x1"]) / (length - 1)
                                        if f"{impl} x1" in c else None)
             t.setdefault("ours xla", None)
             del chains
@@ -564,7 +583,8 @@ def sweep_main(args):
 
     lines = [f"{info['cpu']}, our loops: {info['isa']}, allocator: {info['allocator']}; ns per update row",
              f"an empty tf.function of {floor_line} (each call of the first three columns pays it);",
-             f"'/op': one more op inside a function ({CHAIN} in a chain, less one alone), without that cost;"
+             f"'/op': one more op inside a function ({CHAIN_SMALL} in a chain up to {CHAIN_SMALL_MAX_BYTES // M} MiB,"
+             f" {CHAIN} above, less one alone), without that cost;"
              f" 'per op': XLA/op over ours/op; '@XLA': ours under jit_compile=True (XLA runs our kernel),"
              f" 'vs' XLA's own",
              f"{'workload':<8} {'output':>10} {'ours':>9} {'TF':>9} {'XLA':>9} {'ours@XLA':>9} {'ours eag':>9}"
