@@ -1,12 +1,12 @@
 #include "tf_adapters.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "shape_checks.h"
+#include "tensorflow/core/framework/allocator.h"
 #include "tensorflow/core/framework/types.h"
 #include "tensorflow/core/lib/core/threadpool.h"
 #include "tensorflow/core/platform/cpu_info.h"
@@ -104,29 +104,22 @@ Status BadIndexError(const TensorShape& indices, int64_t row,
 }
 
 void* TfScratch::Allocate(size_t bytes) {
-  Tensor t;
   // A zero-byte tensor has no buffer; nullptr would read as out of memory.
-  status_ = c_->allocate_temp(
-      ::tensorflow::DT_UINT8,
-      TensorShape({static_cast<int64_t>(bytes > 0 ? bytes : 1)}), &t);
+  const TensorShape shape({static_cast<int64_t>(bytes > 0 ? bytes : 1)});
+  Tensor t;
+  if (c_ != nullptr) {
+    status_ = c_->allocate_temp(::tensorflow::DT_UINT8, shape, &t);
+  } else {
+    t = Tensor(::tensorflow::cpu_allocator(), ::tensorflow::DT_UINT8, shape);
+    if (!t.IsInitialized()) {
+      status_ = absl::ResourceExhaustedError(
+          StrCat("tf_scatter_ops: out of memory allocating ", bytes, " bytes of scratch"));
+    }
+  }
   if (!status_.ok()) return nullptr;
   held_.push_back(t);
   return t.data();
 }
-
-void* HeapScratch::Allocate(size_t bytes) {
-  constexpr size_t kAlign = 64;  // as TensorFlow's CPU allocator
-  void* p = std::aligned_alloc(kAlign, std::max<size_t>((bytes + kAlign - 1) / kAlign, 1) * kAlign);
-  if (p == nullptr) {
-    status_ = absl::ResourceExhaustedError(
-        StrCat("tf_scatter_ops: out of memory allocating ", bytes, " bytes of scratch"));
-    return nullptr;
-  }
-  held_.emplace_back(p);
-  return p;
-}
-
-void HeapScratch::Free::operator()(void* p) const { std::free(p); }
 
 namespace {
 

@@ -7,7 +7,6 @@
 #define TF_SCATTER_OPS_CC_KERNELS_TF_ADAPTERS_H_
 
 #include <cstdint>
-#include <memory>
 #include <vector>
 
 #include "common/scatter_form.h"
@@ -70,32 +69,20 @@ class StatusScratch : public Scratch {
   Status status_;
 };
 
-// Scratch for the cores from allocate_temp on the op's device. The tensors
-// are released when the backend call returns; on a GPU that is before its
-// kernels have run, which is safe because TensorFlow's GPU allocator hands the
-// memory out again only to work ordered after them on the same stream.
+// Scratch for the cores from allocate_temp on the op's device, or, without
+// an OpKernelContext (XLA custom calls), from TensorFlow's CPU allocator. The
+// tensors are released when the backend call returns; on a GPU that is before
+// its kernels have run, which is safe because TensorFlow's GPU allocator hands
+// the memory out again only to work ordered after them on the same stream.
 class TfScratch : public StatusScratch {
  public:
-  explicit TfScratch(OpKernelContext* c) : c_(c) {}
+  explicit TfScratch(OpKernelContext* c = nullptr) : c_(c) {}
   void* Allocate(size_t bytes) override;
   OpKernelContext* context() const { return c_; }
 
  private:
   OpKernelContext* c_;
   std::vector<Tensor> held_;
-};
-
-// Scratch from the heap, for callers without an OpKernelContext (XLA custom
-// calls); freed with the object.
-class HeapScratch : public StatusScratch {
- public:
-  void* Allocate(size_t bytes) override;
-
- private:
-  struct Free {
-    void operator()(void* p) const;
-  };
-  std::vector<std::unique_ptr<void, Free>> held_;
 };
 
 // A tensor over memory it does not own (an XLA buffer), for the glue that

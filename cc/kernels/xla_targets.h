@@ -48,7 +48,7 @@ template <typename T, typename Op>
 void TensorScatterTarget(void* out, const void** in, const char* opaque, size_t size,
                          XlaCustomCallStatus* status) {
   RunXlaTarget(in[1], opaque, size, status, [&](const XlaCall& c, const Tensor& indices) {
-    HeapScratch scratch;
+    TfScratch scratch;
     return CpuScatter<T, Op>(indices, c.form, c.target, c.ignore,
                              static_cast<const T*>(in[2]), static_cast<const T*>(in[0]),
                              Init::kCopy, static_cast<T*>(out), HostParallel(), scratch);
@@ -60,7 +60,7 @@ template <typename T>
 void ScatterNdTarget(void* out, const void** in, const char* opaque, size_t size,
                      XlaCustomCallStatus* status) {
   RunXlaTarget(in[0], opaque, size, status, [&](const XlaCall& c, const Tensor& indices) {
-    HeapScratch scratch;
+    TfScratch scratch;
     return CpuScatter<T, AddOp>(indices, c.form, c.target, c.ignore,
                                 static_cast<const T*>(in[1]), nullptr, Init::kZero,
                                 static_cast<T*>(out), HostParallel(), scratch);
