@@ -1,7 +1,7 @@
 // What the library tells Python about itself (tf_scatter_ops/_loader.py and
-// _stamp.py): the TensorFlow it was built against and whether it has GPU
-// and XLA kernels (read from the file before it is loaded), and, once loaded, the ISA
-// its vectorised loops use and the best the CPU has (cpu_features.h).
+// _stamp.py): the TensorFlow it was built against and whether it has GPU and
+// XLA kernels (read from the file before it is loaded), and, once loaded, the
+// ISA its vectorised loops use and the best the CPU has (cpu_features.h).
 #include "cpu/cpu_features.h"
 
 // Marks the .so with the TensorFlow it was compiled against (the build

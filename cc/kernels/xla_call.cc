@@ -22,11 +22,13 @@ void PutShape(const ::tensorflow::TensorShape& s, std::vector<int64_t>* w) {
   for (int d = 0; d < s.dims(); ++d) w->push_back(s.dim_size(d));
 }
 
+// Reads a shape PutShape wrote at p, and moves p past it.
 bool GetShape(const int64_t*& p, const int64_t* end, ::tensorflow::TensorShape* s) {
   if (p == end || *p < 0 || *p > end - p - 1) return false;
   const int64_t rank = *p++;
-  return ::tensorflow::TensorShape::BuildTensorShape(
-             std::vector<int64_t>(p, p + rank), s).ok() && (p += rank, true);
+  const std::vector<int64_t> dims(p, p + rank);
+  p += rank;
+  return ::tensorflow::TensorShape::BuildTensorShape(dims, s).ok();
 }
 
 }  // namespace
