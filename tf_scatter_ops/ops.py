@@ -162,12 +162,21 @@ def _raw_op(op, xla_ours=True):
     where our XLA kernels do not apply (or not `xla_ours`: this call's)."""
     op_type = _RAW_OPS[op]
     if in_xla_context() and not (xla_ours and xla_uses_our_kernels()) and lowering_to_xla():
-        theirs = getattr(tf.raw_ops, op_type)
-        if _takes_policy(theirs):  # XLA honours IGNORE in gathers (zeros)
-            return theirs
-        # older TensorFlows' ops have no bad_indices_policy attr
-        return lambda bad_indices_policy="", **inputs: theirs(**inputs)
+        return functools.partial(_lowered, op, getattr(tf.raw_ops, op_type))
     return library_op(op_type)
+
+
+def _lowered(op, theirs, bad_indices_policy="", **inputs):
+    """TensorFlow's op `theirs` for ours, under XLA."""
+    if op != "gather_nd" and inputs["indices"].dtype == tf.int16:
+        # TensorFlow's scatters take int32 and int64 indices only
+        for name in ("indices", "shape"):
+            if name in inputs:
+                inputs[name] = tf.cast(inputs[name], tf.int32)
+    if _takes_policy(theirs):  # XLA honours IGNORE in gathers (zeros)
+        inputs["bad_indices_policy"] = bad_indices_policy
+    # (older TensorFlows' ops have no bad_indices_policy attr)
+    return theirs(**inputs)
 
 
 @functools.lru_cache(maxsize=None)
