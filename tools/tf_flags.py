@@ -17,7 +17,7 @@ import tensorflow as tf
 
 # Our XLA kernels (cc/kernels/xla_kernels.cc) build against TensorFlow's
 # tf2xla headers, which need highwayhash's and farmhash's headers from the
-# system (tools/install_build_deps.sh), and are built for the TensorFlow
+# system (tools/install_xla_headers.sh), and are built for the TensorFlow
 # versions they are tested with.
 XLA_SINCE = (2, 21)
 XLA_HEADERS = ("highwayhash/arch_specific.h", "farmhash.h")
