@@ -1,5 +1,6 @@
-"""The parallel kernels are deterministic: bitwise identical results with 1
-and 2 intra-op threads and across repeated runs, for every op, on inputs
+"""The parallel kernels are deterministic: bitwise identical results with 1,
+2 and 7 intra-op threads (the caller and up to six helpers claiming chunks of
+each loop) and across repeated runs, for every op, on inputs
 large enough to take every parallel path (block-owned and column-split)."""
 
 import hashlib
@@ -55,10 +56,12 @@ def run(threads):
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def test_bitwise_identical_for_1_and_2_threads_and_repeated_runs():
+def test_bitwise_identical_for_1_2_and_7_threads_and_repeated_runs():
     one = run(1)
     two = run(2)
     again = run(2)
+    seven = run(7)
     assert len(one) == 36
     assert one == two, {k: (one[k], two[k]) for k in one if one[k] != two[k]}
     assert two == again
+    assert one == seven, {k: (one[k], seven[k]) for k in one if one[k] != seven[k]}
