@@ -153,29 +153,33 @@ Tensor UnownedTensor(::tensorflow::DataType dtype, const TensorShape& shape,
 namespace {
 
 // A parallel loop that never waits for a thread to wake up before it starts:
-// the range is cut into chunks that the caller and up to threads - 1 helpers
-// from the pool claim one at a time, so the caller works from the first
-// chunk on and a helper that starts late finds less (or nothing) to do. The
-// caller waits only for chunks already claimed. (A static split waits for
-// each share's thread; on a VM an idle thread's wake-up can cost more than
-// the whole loop.) The core's results do not depend on the split.
+// the range is cut into chunks that the caller and helpers from the pool
+// claim one at a time, so the caller works from the first chunk on and a
+// helper that starts late finds less (or nothing) to do. The caller waits
+// only for chunks already claimed. (A static split waits for each share's
+// thread; on a VM an idle thread's wake-up can cost more than the whole
+// loop.) The core's results do not depend on the split.
 class ChunkedLoop {
  public:
-  // Chunks of at least kMinChunkCycles, at most kChunksPerThread a thread.
+  // One thread (the caller, or a helper) for each kCyclesPerThread of work:
+  // below it, waking a helper costs more than it saves (Eigen's ParallelFor
+  // has a like threshold). Chunks of at least kMinChunkCycles, at most
+  // kChunksPerThread a thread.
+  static constexpr int64_t kCyclesPerThread = 100000;
   static constexpr int64_t kMinChunkCycles = 1 << 14;
   static constexpr int64_t kChunksPerThread = 4;
 
   static void Run(::tensorflow::thread::ThreadPool* pool, int64_t total,
                   int64_t cost, const Parallel::Body& body) {
-    const int threads = pool->NumThreads();
-    const int64_t by_cost = std::max<int64_t>(1, total * std::max<int64_t>(cost, 1) / kMinChunkCycles);
-    const int64_t chunks = std::min({total, by_cost, threads * kChunksPerThread});
-    if (chunks <= 1) {
+    const int64_t cycles = total * std::max<int64_t>(cost, 1);
+    const int64_t threads = std::min<int64_t>(pool->NumThreads(), cycles / kCyclesPerThread);
+    const int64_t chunks = std::min({total, cycles / kMinChunkCycles, threads * kChunksPerThread});
+    if (threads <= 1 || chunks <= 1) {
       body(0, total);
       return;
     }
     auto loop = std::make_shared<ChunkedLoop>(total, chunks, body);
-    const int64_t helpers = std::min<int64_t>(threads, chunks) - 1;
+    const int64_t helpers = std::min(threads, chunks) - 1;
     for (int64_t h = 0; h < helpers; ++h) pool->Schedule([loop] { loop->Work(); });
     loop->Work();
     loop->Wait();
