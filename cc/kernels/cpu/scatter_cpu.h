@@ -59,6 +59,9 @@ constexpr int64_t kPrefetchAhead = 128;
 // kApplyPrefetchBytes (8 and 16 entries ahead gained alike, 4 less).
 constexpr int64_t kApplyAhead = 8;
 constexpr int64_t kApplyPrefetchBytes = 256;
+// About what the count or the placing pass costs a row, in cycles: the
+// parallel loops weigh it against a hand-off to the pool.
+constexpr int64_t kGroupRowCycles = 8;
 
 inline int64_t RoundUp(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 inline char* AlignUp(char* p, uintptr_t m) {
@@ -136,7 +139,7 @@ int64_t ScatterGrouped(const CpuCall& s, bool ignore, int shift,
   Slot* slots = reinterpret_cast<Slot*>(base + entry_bytes);
   int64_t* offsets = reinterpret_cast<int64_t*>(base + entry_bytes + slot_bytes);
   std::fill(offsets, offsets + nchunks * nblocks, 0);
-  parallel.For(nchunks, chunk_rows, [&](int64_t c0, int64_t c1) {
+  parallel.For(nchunks, kGroupRowCycles * chunk_rows, [&](int64_t c0, int64_t c1) {
     for (int64_t c = c0; c < c1; ++c) {
       int64_t* count = offsets + c * nblocks;
       const int64_t end = std::min(n, (c + 1) * chunk_rows);
@@ -166,7 +169,7 @@ int64_t ScatterGrouped(const CpuCall& s, bool ignore, int shift,
   }
   block_start[nblocks] = pos;
   const int64_t mask = (int64_t(1) << shift) - 1;
-  parallel.For(nchunks, 2 * chunk_rows, [&](int64_t c0, int64_t c1) {
+  parallel.For(nchunks, kGroupRowCycles * chunk_rows, [&](int64_t c0, int64_t c1) {
     for (int64_t c = c0; c < c1; ++c) {
       int64_t* next = offsets + c * nblocks;
       const int64_t end = std::min(n, (c + 1) * chunk_rows);
