@@ -1,4 +1,5 @@
-"""The ops inside tf.data: Dataset.map with num_parallel_calls=AUTOTUNE."""
+"""The ops inside tf.data: Dataset.map with num_parallel_calls=AUTOTUNE, and
+on elements large enough for the parallel paths."""
 
 import numpy as np
 import tensorflow as tf
@@ -75,3 +76,27 @@ def test_map_autotune_nondeterministic_order_and_batched_gather():
         ref.assert_same(got, (b * (b % 5)).astype(np.float32).reshape(-1, 1))
         count += len(b)
     assert count == N
+
+
+def test_large_elements_with_and_without_an_intra_op_parallelism_cap():
+    # Large enough for the parallel paths eagerly; tf.data runs map functions
+    # with a thread pool of its own (one thread), and with the option set or
+    # not the results are those of eager code, bit for bit.
+    rng = np.random.default_rng(3)
+    t = rng.standard_normal((200_000,)).astype(np.float32)
+    idx = rng.integers(0, 200_000, size=(300_000, 1))
+    upd = rng.standard_normal((300_000,)).astype(np.float32)
+    want = (tso.tensor_scatter_nd_add(t, idx, upd).numpy(), tso.gather_nd(t, idx).numpy())
+    for cap in (None, 1, 2):
+        options = tf.data.Options()
+        if cap is not None:
+            options.threading.max_intra_op_parallelism = cap
+        ds = (tf.data.Dataset.range(2)
+              .map(lambda k: (tso.tensor_scatter_nd_add(t, idx, upd), tso.gather_nd(t, idx)))
+              .with_options(options))
+        count = 0
+        for got in ds:
+            for g, w in zip(got, want):
+                assert g.numpy().tobytes() == w.tobytes()
+            count += 1
+        assert count == 2
