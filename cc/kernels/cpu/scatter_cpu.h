@@ -40,12 +40,11 @@ namespace tf_scatter_ops {
 namespace internal {
 
 // Serial below Parallel::kSerialBelow work; so are up to kInCacheUpdates
-// update elements into an output of at most kSerialOutputBytes, about what
-// one core's own caches hold: the hand-offs of the grouping passes would cost
-// more than they save. A larger output is initialised (copied or zeroed) by
-// every thread, a block each, which pays even when the updates are few.
+// update elements into an output that stays in cache (kCacheBytes): the
+// hand-offs of the grouping passes would cost more than they save, and when
+// the pool's threads are slow to wake, the caller runs those passes alone at
+// about twice the cost of the serial one.
 constexpr int64_t kInCacheUpdates = 1 << 17;
-constexpr int64_t kSerialOutputBytes = int64_t(2) << 20;
 // Destination blocks are about this many bytes, so a block's output stays in
 // cache while its updates are applied (and its copy/zero-fill is fused).
 constexpr int64_t kBlockBytes = 256 << 10;
@@ -312,8 +311,8 @@ __attribute__((noinline)) int64_t ScatterCpu(const CpuCall& s, bool ignore,
   // Nothing to write (an empty output has no valid slot, or the slices are
   // empty), but bad rows are still bad.
   if (total == 0) return Linearize(s.rows, nullptr, parallel);
-  const bool in_cache = total * static_cast<int64_t>(sizeof(T)) <= kSerialOutputBytes &&
-                        work <= kInCacheUpdates;
+  const bool in_cache =
+      total * static_cast<int64_t>(sizeof(T)) <= kCacheBytes && work <= kInCacheUpdates;
   const int64_t init_work = mode == Init::kInPlace ? 0 : total;
   const bool serial =
       parallel.threads <= 1 || work + init_work < Parallel::kSerialBelow || in_cache;
