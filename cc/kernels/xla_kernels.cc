@@ -1,11 +1,22 @@
-// The family's kernels for XLA on the CPU (tf.function(jit_compile=True)):
-// each checks shapes as the OpKernel does and emits a custom call of our CPU
-// core (xla_targets.h), so compiled code runs our kernels, policy and
-// messages. Registered straight on XLA's CPU compilation device, which works
-// whenever the library is loaded (XLA's own op registry takes no new ops once
-// it has compiled something). Built when TFSO_XLA is set (tools/tf_flags.py).
+// The family's kernels for XLA on the CPU (tf.function(jit_compile=True)).
+// Each checks shapes as the OpKernel does, then picks, per call site, what
+// XLA runs there:
+//
+//   * XLA's own scatter or gather (xla_hlo.h), with our policy around it:
+//     XLA fuses it with its neighbours, updates a loop-carried buffer in
+//     place and takes operands with bounded dynamic dimensions;
+//   * a custom call of our CPU core (xla_targets.h), which is faster for
+//     large scatters and gathers whose operands have static shapes.
+//
+// TF_SCATTER_OPS_XLA=ours or =xla forces one of them where it applies (for
+// comparisons); unset or "auto" chooses by size. Registered straight on
+// XLA's CPU compilation device, which works whenever the library is loaded
+// (XLA's own op registry takes no new ops once it has compiled something).
+// Built when TFSO_XLA is set (tools/tf_flags.py).
 #if TFSO_XLA
 
+#include <cstdlib>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -17,6 +28,7 @@
 #include "tf_adapters.h"
 #include "xla/hlo/builder/xla_builder.h"
 #include "xla_call.h"
+#include "xla_hlo.h"
 
 namespace tf_scatter_ops {
 namespace {
@@ -24,6 +36,37 @@ namespace {
 using ::tensorflow::XlaOpKernelContext;
 
 constexpr char kPrefix[] = "TfScatter>";
+
+// Our kernel runs a call site with at least this many update (or gathered)
+// elements; XLA's instruction runs smaller ones. Below it the two cost the
+// same alone (docs/performance.md, "Under XLA"), and XLA's fuses and works
+// in place in loops.
+constexpr int64_t kOursFromElements = int64_t{1} << 16;
+
+enum class Path { kAuto, kOurs, kXla };
+
+Status ForcedPath(Path* path) {
+  const char* v = std::getenv("TF_SCATTER_OPS_XLA");
+  if (v == nullptr || !*v || !std::strcmp(v, "auto")) {
+    *path = Path::kAuto;
+  } else if (!std::strcmp(v, "ours")) {
+    *path = Path::kOurs;
+  } else if (!std::strcmp(v, "xla")) {
+    *path = Path::kXla;
+  } else {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "TF_SCATTER_OPS_XLA=", v, ": expected auto, ours or xla"));
+  }
+  return absl::OkStatus();
+}
+
+Combine CombineOf(const std::string& op) {
+  if (op == "TensorScatterUpdate") return Combine::kUpdate;
+  if (op == "TensorScatterSub") return Combine::kSub;
+  if (op == "TensorScatterMin") return Combine::kMin;
+  if (op == "TensorScatterMax") return Combine::kMax;
+  return Combine::kAdd;  // TensorScatterAdd, ScatterNd
+}
 
 class XlaKernel : public ::tensorflow::XlaOpKernel {
  public:
@@ -33,13 +76,27 @@ class XlaKernel : public ::tensorflow::XlaOpKernel {
   }
 
  protected:
+  // Whether our kernel runs this call site: only operands of static shape
+  // can be passed to a custom call.
+  absl::StatusOr<bool> Ours(XlaOpKernelContext* ctx, const std::vector<int>& operands,
+                      const XlaCall& call) {
+    Path path;
+    TF_RETURN_IF_ERROR(ForcedPath(&path));
+    if (path == Path::kXla) return false;
+    for (int i : operands) {
+      TF_ASSIGN_OR_RETURN(const xla::Shape s, ctx->InputXlaShape(i));
+      if (s.is_dynamic()) return false;
+    }
+    return path == Path::kOurs || call.form.n * call.form.slice >= kOursFromElements;
+  }
+
   // Sets output 0 to a call of our target on `operands` (`indices` is the
-  // indices'), of shape `shape` and the type of operand `typed`. The output
-  // is a fresh buffer: the core fills it in one pass with the copy of a
-  // tensor_scatter's input, where an output aliased to the input would have
-  // XLA copy a live input first, more slowly.
+  // indices'), of shape `shape` and the type of operand `typed`; with
+  // `in_place`, the output is operand 0's buffer (XLA copies it first only
+  // where it is still needed, and a loop-carried buffer is updated in place).
   void EmitCall(XlaOpKernelContext* ctx, std::vector<int> operands, int typed,
-                int indices, const XlaCall& call, const TensorShape& shape) {
+                int indices, const XlaCall& call, const TensorShape& shape,
+                bool in_place) {
     xla::Shape xla_shape;
     OP_REQUIRES_OK(ctx, ::tensorflow::TensorShapeToXLAShape(ctx->input_type(typed), shape,
                                                            &xla_shape));
@@ -49,12 +106,23 @@ class XlaKernel : public ::tensorflow::XlaOpKernel {
     c.index_dtype = ctx->input_type(indices);
     c.indices = ctx->InputShape(indices);
     c.ignore = ignore_;
+    std::vector<std::pair<xla::ShapeIndex, std::pair<int64_t, xla::ShapeIndex>>> alias;
+    if (in_place) alias.push_back({{}, {0, {}}});
     ctx->SetOutput(0, xla::CustomCall(
                           ctx->builder(), XlaTargetName(op_.c_str(), ctx->input_type(typed)),
-                          args, xla_shape, EncodeXlaCall(c), /*has_side_effect=*/false,
-                          /*output_operand_aliasing=*/{},
+                          args, xla_shape, EncodeXlaCall(c), /*has_side_effect=*/false, alias,
                           /*literal=*/nullptr, xla::CustomCallSchedule::SCHEDULE_NONE,
                           xla::CustomCallApiVersion::API_VERSION_STATUS_RETURNING_UNIFIED));
+  }
+
+  // XLA's scatter of updates into target (operands as XlaOps), checked first
+  // with the default policy.
+  void EmitScatter(XlaOpKernelContext* ctx, xla::XlaOp target, xla::XlaOp indices,
+                   xla::XlaOp updates) {
+    if (!ignore_) OP_REQUIRES_OK(ctx, HloCheckIndices(indices, target, /*gather=*/false));
+    auto out = HloScatter(CombineOf(op_), target, indices, updates);
+    OP_REQUIRES_OK(ctx, out.status());
+    ctx->SetOutput(0, *out);
   }
 
   const std::string op_;
@@ -70,7 +138,13 @@ class XlaTensorScatter : public XlaKernel {
     call.target = ctx->InputShape(0);
     OP_REQUIRES_OK(ctx, ScatterFormOf(call.target, ctx->InputShape(1), ctx->InputShape(2),
                                       &call.form));
-    EmitCall(ctx, {0, 1, 2}, 0, 1, call, call.target);
+    auto ours = Ours(ctx, {0, 1, 2}, call);
+    OP_REQUIRES_OK(ctx, ours.status());
+    if (*ours) {
+      EmitCall(ctx, {0, 1, 2}, 0, 1, call, call.target, /*in_place=*/true);
+    } else {
+      EmitScatter(ctx, ctx->Input(0), ctx->Input(1), ctx->Input(2));
+    }
   }
 };
 
@@ -85,7 +159,16 @@ class XlaScatterNd : public XlaKernel {
     OP_REQUIRES_OK(ctx, ShapeFromTensor(*shape, &call.target));
     OP_REQUIRES_OK(ctx, ScatterFormOf(call.target, ctx->InputShape(0), ctx->InputShape(1),
                                       &call.form));
-    EmitCall(ctx, {0, 1}, 1, 0, call, call.target);
+    auto ours = Ours(ctx, {0, 1}, call);
+    OP_REQUIRES_OK(ctx, ours.status());
+    if (*ours) {
+      EmitCall(ctx, {0, 1}, 1, 0, call, call.target, /*in_place=*/false);
+      return;
+    }
+    xla::Shape target;
+    OP_REQUIRES_OK(ctx, ::tensorflow::TensorShapeToXLAShape(ctx->input_type(1), call.target,
+                                                           &target));
+    EmitScatter(ctx, HloZeros(ctx->builder(), target), ctx->Input(0), ctx->Input(1));
   }
 };
 
@@ -98,7 +181,18 @@ class XlaGatherNd : public XlaKernel {
     call.target = ctx->InputShape(0);
     TensorShape shape;
     OP_REQUIRES_OK(ctx, GatherFormOf(call.target, ctx->InputShape(1), &call.form, &shape));
-    EmitCall(ctx, {0, 1}, 0, 1, call, shape);
+    auto ours = Ours(ctx, {0, 1}, call);
+    OP_REQUIRES_OK(ctx, ours.status());
+    if (*ours) {
+      EmitCall(ctx, {0, 1}, 0, 1, call, shape, /*in_place=*/false);
+      return;
+    }
+    if (!ignore_) {
+      OP_REQUIRES_OK(ctx, HloCheckIndices(ctx->Input(1), ctx->Input(0), /*gather=*/true));
+    }
+    auto out = HloGather(ctx->Input(0), ctx->Input(1), ignore_);
+    OP_REQUIRES_OK(ctx, out.status());
+    ctx->SetOutput(0, *out);
   }
 };
 

@@ -42,16 +42,16 @@ void RunXlaTarget(const void* indices, const char* opaque, size_t size,
   if (!s.ok()) status->message = std::string(s.message());
 }
 
-// tensor_scatter_nd_*: operands tensor, indices, updates; the output is a
-// buffer of its own (xla_kernels.cc), filled with the tensor's copy.
+// tensor_scatter_nd_*: operands tensor, indices, updates; the output is the
+// tensor's buffer (xla_kernels.cc), updated in place.
 template <typename T, typename Op>
 void TensorScatterTarget(void* out, const void** in, const char* opaque, size_t size,
                          XlaCustomCallStatus* status) {
   RunXlaTarget(in[1], opaque, size, status, [&](const XlaCall& c, const Tensor& indices) {
     TfScratch scratch;
     return CpuScatter<T, Op>(indices, c.form, c.target, c.ignore,
-                             static_cast<const T*>(in[2]), static_cast<const T*>(in[0]),
-                             Init::kCopy, static_cast<T*>(out), HostParallel(), scratch);
+                             static_cast<const T*>(in[2]), nullptr, Init::kInPlace,
+                             static_cast<T*>(out), HostParallel(), scratch);
   });
 }
 

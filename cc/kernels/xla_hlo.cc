@@ -1,0 +1,268 @@
+// Built when TFSO_XLA is set (tools/tf_flags.py), as its users are.
+#if TFSO_XLA
+#include "xla_hlo.h"
+
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "tensorflow/core/framework/tensor_shape.h"
+#include "tf_adapters.h"
+#include "xla/hlo/builder/lib/arithmetic.h"
+#include "xla/hlo/builder/lib/constants.h"
+#include "xla/service/custom_call_status_internal.h"
+#include "xla/service/custom_call_target_registry.h"
+#include "xla/shape_util.h"
+
+namespace tf_scatter_ops {
+namespace {
+
+using xla::XlaOp;
+
+constexpr char kCheckTarget[] = "tf_scatter_ops.CheckIndices";
+// The first word of the check's opaque string: its layout's version.
+constexpr int64_t kCheckLayout = 0x7f5c0101;
+constexpr int64_t kNoBadRow = std::numeric_limits<int64_t>::max();
+
+std::vector<int64_t> Iota(int64_t begin, int64_t end) {
+  std::vector<int64_t> v;
+  for (int64_t d = begin; d < end; ++d) v.push_back(d);
+  return v;
+}
+
+// Dimension d of x at run time (its bound's actual size), as an s64 scalar.
+XlaOp Size(XlaOp x, int d) {
+  return xla::ConvertElementType(xla::GetDimensionSize(x, d), xla::S64);
+}
+
+// The first `n` dimensions of x at run time, as s64 [n].
+XlaOp Sizes(XlaOp x, int n) {
+  xla::XlaBuilder* b = x.builder();
+  if (n == 0) return xla::ConstantR1<int64_t>(b, {});
+  std::vector<XlaOp> v;
+  for (int d = 0; d < n; ++d) v.push_back(xla::Reshape(Size(x, d), {1}));
+  return xla::ConcatInDim(b, v, 0);
+}
+
+// `op`, built from static shapes, with the dynamic dimensions of `like`
+// (dimension map[d] of `op` is dimension d of `like`).
+XlaOp LikeDynamic(XlaOp op, XlaOp like, const xla::Shape& like_shape,
+                  const std::vector<int64_t>& map) {
+  for (int d = 0; d < like_shape.dimensions_size(); ++d) {
+    if (like_shape.is_dynamic_dimension(d)) {
+      op = xla::SetDimensionSize(op, xla::GetDimensionSize(like, d), map[d]);
+    }
+  }
+  return op;
+}
+
+// A tensor of `value`s with the dimensions of `like`, dynamic ones included.
+XlaOp FilledLike(XlaOp value, XlaOp like, const xla::Shape& like_shape) {
+  const auto dims = like_shape.dimensions();
+  return LikeDynamic(xla::Broadcast(value, std::vector<int64_t>(dims.begin(), dims.end())), like, like_shape,
+                     Iota(0, like_shape.dimensions_size()));
+}
+
+// Indices of a type that XLA's scatter and gather take on every backend.
+XlaOp WideIndices(XlaOp indices, const xla::Shape& s) {
+  return s.element_type() == xla::S16 ? xla::ConvertElementType(indices, xla::S32) : indices;
+}
+
+// pred [outer...]: whether each row of `indices` [outer..., depth] indexes
+// into the first `depth` dimensions of `target` (at their run-time sizes).
+XlaOp RowsInBounds(XlaOp indices, const xla::Shape& is, XlaOp target, int depth) {
+  xla::XlaBuilder* b = indices.builder();
+  const int64_t last = is.dimensions_size() - 1;
+  const XlaOp idx = xla::ConvertElementType(indices, xla::S64);
+  const XlaOp in = xla::And(xla::Ge(idx, xla::ConstantR0<int64_t>(b, 0)),
+                            xla::Lt(idx, Sizes(target, depth), {last}));
+  return xla::Reduce(in, xla::ConstantR0<bool>(b, true),
+                     xla::CreateScalarAndComputation(xla::PRED, b), {last});
+}
+
+// The check's custom call: operands the first bad row (kNoBadRow if none),
+// its coordinates (s64 [depth]) and the run-time sizes of the indices' and
+// the target's dimensions; the opaque string holds the ranks and whether it
+// is a gather's.
+void CheckIndicesTarget(void* out, const void** in, const char* opaque, size_t size,
+                        XlaCustomCallStatus* status) {
+  *static_cast<int32_t*>(out) = 0;
+  int64_t w[5];
+  if (size != sizeof(w) || (std::memcpy(w, opaque, size), w[0] != kCheckLayout)) {
+    status->message = "tf_scatter_ops: unreadable index-check descriptor";
+    return;
+  }
+  const int64_t first = *static_cast<const int64_t*>(in[0]);
+  if (first == kNoBadRow) return;
+  const bool gather = w[1] != 0;
+  const int64_t indices_rank = w[2], target_rank = w[3], depth = w[4];
+  const auto* coords = static_cast<const int64_t*>(in[1]);
+  const auto* sizes = static_cast<const int64_t*>(in[2]);
+  TensorShape indices, target;
+  Status s = TensorShape::BuildTensorShape({sizes, static_cast<size_t>(indices_rank)}, &indices);
+  if (s.ok()) {
+    s = TensorShape::BuildTensorShape(
+        {sizes + indices_rank, static_cast<size_t>(target_rank)}, &target);
+  }
+  if (s.ok()) {
+    s = BadIndexError(indices, first, std::vector<int64_t>(coords, coords + depth), target,
+                      gather);
+  }
+  // TensorFlow's libraries do not export XlaCustomCallStatusSetFailure; the
+  // status is the struct its header defines, failed when it has a message.
+  status->message = std::string(s.message());
+}
+
+const bool kCheckRegistered = [] {
+  xla::CustomCallTargetRegistry::Global()->Register(
+      kCheckTarget, reinterpret_cast<void*>(&CheckIndicesTarget), "Host");
+  return true;
+}();
+
+}  // namespace
+
+absl::StatusOr<XlaOp> HloScatter(Combine combine, XlaOp target, XlaOp indices,
+                                 XlaOp updates) {
+  xla::XlaBuilder* b = target.builder();
+  TF_ASSIGN_OR_RETURN(const xla::Shape ts, b->GetShape(target));
+  TF_ASSIGN_OR_RETURN(const xla::Shape is, b->GetShape(indices));
+  const int64_t last = is.dimensions_size() - 1;
+  const int64_t depth = is.dimensions(last);
+  xla::ScatterDimensionNumbers dn;
+  for (int64_t d : Iota(last, last + ts.dimensions_size() - depth)) dn.add_update_window_dims(d);
+  for (int64_t d : Iota(0, depth)) {
+    dn.add_inserted_window_dims(d);
+    dn.add_scatter_dims_to_operand_dims(d);
+  }
+  dn.set_index_vector_dim(last);
+
+  const xla::PrimitiveType type = ts.element_type();
+  auto sub = b->CreateSubBuilder("combine");
+  const XlaOp x = xla::Parameter(sub.get(), 0, xla::ShapeUtil::MakeShape(type, {}), "x");
+  const XlaOp y = xla::Parameter(sub.get(), 1, xla::ShapeUtil::MakeShape(type, {}), "y");
+  XlaOp root = y;
+  switch (combine) {
+    case Combine::kUpdate: break;
+    case Combine::kAdd: root = type == xla::PRED ? xla::Or(x, y) : xla::Add(x, y); break;
+    case Combine::kSub: root = xla::Sub(x, y); break;
+    case Combine::kMin: root = xla::Min(x, y); break;
+    case Combine::kMax: root = xla::Max(x, y); break;
+  }
+  TF_ASSIGN_OR_RETURN(const xla::XlaComputation computation, sub->Build(root));
+  return xla::Scatter(target, WideIndices(indices, is), updates, computation, dn);
+}
+
+XlaOp HloZeros(xla::XlaBuilder* b, const xla::Shape& shape) {
+  const auto dims = shape.dimensions();
+  return xla::Broadcast(xla::Zero(b, shape.element_type()), std::vector<int64_t>(dims.begin(), dims.end()));
+}
+
+absl::StatusOr<XlaOp> HloGather(XlaOp params, XlaOp indices, bool ignore) {
+  xla::XlaBuilder* b = params.builder();
+  TF_ASSIGN_OR_RETURN(const xla::Shape ps, b->GetShape(params));
+  TF_ASSIGN_OR_RETURN(const xla::Shape is, b->GetShape(indices));
+  const int64_t last = is.dimensions_size() - 1;
+  const int64_t depth = is.dimensions(last);
+  const int64_t rank = ps.dimensions_size();
+  const XlaOp zero = xla::Zero(b, ps.element_type());
+
+  bool empty = false;  // no slot to gather from: every row is bad
+  for (int64_t d = 0; d < depth; ++d) empty |= ps.dimensions(d) == 0;
+  if (empty) {
+    std::vector<int64_t> dims(is.dimensions().begin(), is.dimensions().end() - 1);
+    for (int64_t d = depth; d < rank; ++d) dims.push_back(ps.dimensions(d));
+    XlaOp out = xla::Broadcast(zero, dims);
+    out = LikeDynamic(out, indices, is, Iota(0, is.dimensions_size()));  // (the depth dim is static)
+    for (int64_t d = depth; d < rank; ++d) {
+      if (ps.is_dynamic_dimension(d)) {
+        out = xla::SetDimensionSize(out, xla::GetDimensionSize(params, d), last + d - depth);
+      }
+    }
+    return out;
+  }
+
+  xla::GatherDimensionNumbers dn;
+  for (int64_t d : Iota(last, last + rank - depth)) dn.add_offset_dims(d);
+  for (int64_t d : Iota(0, depth)) {
+    dn.add_collapsed_slice_dims(d);
+    dn.add_start_index_map(d);
+  }
+  dn.set_index_vector_dim(last);
+  std::vector<int64_t> slice(depth, 1);
+  for (int64_t d = depth; d < rank; ++d) slice.push_back(ps.dimensions(d));
+  XlaOp out = xla::Gather(params, WideIndices(indices, is), dn, slice);
+  if (!ignore || depth == 0) return out;
+
+  // XLA clamps bad rows; "IGNORE" gives zeros for them.
+  TF_ASSIGN_OR_RETURN(const xla::Shape os, b->GetShape(out));
+  const auto out_dims = os.dimensions();
+  XlaOp keep = xla::BroadcastInDim(RowsInBounds(indices, is, params, depth),
+                                   std::vector<int64_t>(out_dims.begin(), out_dims.end()),
+                                   Iota(0, last));
+  keep = LikeDynamic(keep, out, os, Iota(0, os.dimensions_size()));
+  return xla::Select(keep, out, FilledLike(zero, out, os));
+}
+
+absl::Status HloCheckIndices(XlaOp indices, XlaOp target, bool gather) {
+  xla::XlaBuilder* b = indices.builder();
+  TF_ASSIGN_OR_RETURN(const xla::Shape is, b->GetShape(indices));
+  TF_ASSIGN_OR_RETURN(const xla::Shape ts, b->GetShape(target));
+  const int64_t last = is.dimensions_size() - 1;  // rows: the dims before it
+  const int64_t depth = is.dimensions(last);
+  if (depth == 0) return absl::OkStatus();
+  for (int64_t d = 0; d < last; ++d) {
+    if (is.dimensions(d) == 0) return absl::OkStatus();
+  }
+
+  // Each row's number in row-major order of the run-time outer sizes; bad
+  // rows keep theirs, good ones kNoBadRow; the least is the first bad row.
+  const XlaOp in_bounds = RowsInBounds(indices, is, target, static_cast<int>(depth));
+  std::vector<XlaOp> stride(last);
+  XlaOp s = xla::ConstantR0<int64_t>(b, 1);
+  for (int64_t d = last - 1; d >= 0; --d) {
+    stride[d] = s;
+    s = xla::Mul(s, Size(indices, d));
+  }
+  TF_ASSIGN_OR_RETURN(const xla::Shape rs, b->GetShape(in_bounds));
+  const std::vector<int64_t> outer(is.dimensions().begin(), is.dimensions().end() - 1);
+  const xla::Shape row_numbers = xla::ShapeUtil::MakeShape(xla::S64, outer);
+  XlaOp number = xla::Broadcast(xla::ConstantR0<int64_t>(b, 0), outer);
+  for (int64_t d = 0; d < last; ++d) {
+    number = xla::Add(number, xla::Mul(xla::Iota(b, row_numbers, d), stride[d]));
+  }
+  number = LikeDynamic(number, in_bounds, rs, Iota(0, last));
+  const XlaOp none = xla::ConstantR0<int64_t>(b, kNoBadRow);
+  XlaOp first = xla::Select(in_bounds, FilledLike(none, in_bounds, rs), number);
+  if (last > 0) {
+    first = xla::Reduce(first, none, xla::CreateScalarMinComputation(xla::S64, b),
+                        Iota(0, last));
+  }
+
+  // The bad row's coordinates (row 0's when there is none).
+  const XlaOp at = xla::Select(xla::Eq(first, none), xla::ConstantR0<int64_t>(b, 0), first);
+  std::vector<XlaOp> starts;
+  for (int64_t d = 0; d < last; ++d) {
+    starts.push_back(xla::Rem(xla::Div(at, stride[d]), Size(indices, d)));
+  }
+  starts.push_back(xla::ConstantR0<int64_t>(b, 0));
+  std::vector<int64_t> one_row(last, 1);
+  one_row.push_back(depth);
+  const XlaOp coords = xla::Reshape(
+      xla::ConvertElementType(xla::DynamicSlice(indices, starts, one_row), xla::S64), {depth});
+
+  const int64_t target_rank = ts.dimensions_size();
+  const XlaOp sizes = xla::ConcatInDim(
+      b, {Sizes(indices, last + 1), Sizes(target, static_cast<int>(target_rank))}, 0);
+  const int64_t w[5] = {kCheckLayout, gather, last + 1, target_rank, depth};
+  xla::CustomCall(b, kCheckTarget, {first, coords, sizes}, xla::ShapeUtil::MakeShape(xla::S32, {}),
+                  std::string(reinterpret_cast<const char*>(w), sizeof(w)),
+                  /*has_side_effect=*/true, /*output_operand_aliasing=*/{},
+                  /*literal=*/nullptr, xla::CustomCallSchedule::SCHEDULE_NONE,
+                  xla::CustomCallApiVersion::API_VERSION_STATUS_RETURNING_UNIFIED);
+  return b->first_error();
+}
+
+}  // namespace tf_scatter_ops
+#endif  // TFSO_XLA
