@@ -1,10 +1,14 @@
 """Under tf.function(jit_compile=True). With XLA kernels in the library and no
-GPU (xla_uses_our_kernels()), the tensor ops compile to custom calls of our CPU
-kernels: the same results, bits, policy and messages as eager code (a bad
-index is an InternalError, XLA's class for every failed custom call). Without
-them the wrappers lower to TensorFlow's own XLA-compilable ops: same results
-for valid input, XLA's rules for bad indices. The README says both."""
+GPU (xla_uses_our_kernels()), each call site of a tensor op compiles to XLA's
+own scatter or gather with our policy around it, or, for large static ones,
+to a custom call of our CPU kernel: on both paths the same results, bits,
+policy and messages as eager code (a bad index is an InternalError, XLA's
+class for every failed custom call). TF_SCATTER_OPS_XLA=ours|xla forces a
+path; the `xla_path` fixture runs a test on each. Without XLA kernels the
+wrappers lower to TensorFlow's own XLA-compilable ops: same results for
+valid input, XLA's rules for bad indices. The README says both."""
 
+import re
 import subprocess
 import sys
 import textwrap
@@ -39,6 +43,14 @@ def hlo(f, *args):
     return f.experimental_get_compiler_ir(*args)(stage="hlo")
 
 
+@pytest.fixture(params=["auto", "ours", "xla"])
+def xla_path(request, monkeypatch):
+    """The path our XLA kernels take: chosen by size, or forced (read when a
+    function is compiled)."""
+    monkeypatch.setenv("TF_SCATTER_OPS_XLA", request.param)
+    return request.param
+
+
 def test_xla_context_helper():
     seen = {}
 
@@ -61,27 +73,52 @@ def test_builds_for_tensorflow_2_21_have_xla_kernels():
     assert OURS == (not tf.config.list_physical_devices("GPU"))
 
 
+def calls(text):
+    """The custom-call targets and XLA instructions of interest in HLO text."""
+    found = set(re.findall(r'custom_call_target="tf_scatter_ops\.([A-Za-z]+)', text))
+    return found | {op for op in ("scatter", "gather") if f" {op}(" in text}
+
+
 @pytest.mark.skipif(not OURS, reason="our XLA kernels do not apply here")
-def test_compiled_code_calls_our_kernels():
-    t, i, u = tf.zeros([4]), tf.constant([[1]]), tf.constant([1.0])
+def test_each_call_site_runs_xla_or_our_kernel(monkeypatch):
+    """Small call sites run XLA's scatter or gather (checked by our index check
+    with the default policy, not with IGNORE), large static ones our kernel;
+    the environment variable forces either."""
+    small = tf.zeros([4]), tf.constant([[1]]), tf.constant([1.0])
+    n = 1 << 16
+    large = tf.zeros([n]), tf.zeros([n, 1], tf.int32), tf.ones([n])
     for op in TENSOR_OPS:
-        target = f"tf_scatter_ops.{ops._RAW_OPS[op]}.float"
-        assert f'custom_call_target="{target}"' in hlo(jit(positional(getattr(tso, op))), t, i, u)
-    assert 'custom_call_target="tf_scatter_ops.ScatterNd.float"' in hlo(
-        jit(lambda i, u: tso.scatter_nd(i, u, [4])), i, u)
-    assert 'custom_call_target="tf_scatter_ops.GatherNd.float"' in hlo(
-        jit(lambda t, i: tso.gather_nd(t, i)), t, i)
+        f = positional(getattr(tso, op))
+        g = getattr(tso, op)
+        ignore = lambda t, i, u: g(t, i, u, bad_indices_policy="IGNORE")  # noqa: E731
+        assert calls(hlo(jit(f), *small)) == {"scatter", "CheckIndices"}
+        assert calls(hlo(jit(ignore), *small)) == {"scatter"}
+        assert calls(hlo(jit(f), *large)) == {ops._RAW_OPS[op]}
+    assert calls(hlo(jit(lambda i, u: tso.scatter_nd(i, u, [4])), *small[1:])) == {
+        "scatter", "CheckIndices"}
+    assert calls(hlo(jit(lambda i, u: tso.scatter_nd(i, u, [n])), *large[1:])) == {"ScatterNd"}
+    assert calls(hlo(jit(positional(tso.gather_nd)), *small[:2])) == {"gather", "CheckIndices"}
+    assert calls(hlo(jit(positional(tso.gather_nd)), tf.zeros([n, 1]), large[1])) == {"GatherNd"}
+    monkeypatch.setenv("TF_SCATTER_OPS_XLA", "ours")
+    assert calls(hlo(jit(positional(tso.tensor_scatter_nd_add)), *small)) == {"TensorScatterAdd"}
+    monkeypatch.setenv("TF_SCATTER_OPS_XLA", "xla")
+    assert calls(hlo(jit(positional(tso.gather_nd)), tf.zeros([n, 1]), large[1])) == {"gather", "CheckIndices"}
+    monkeypatch.setenv("TF_SCATTER_OPS_XLA", "fast")
+    with pytest.raises(tf.errors.InvalidArgumentError, match="TF_SCATTER_OPS_XLA=fast: expected"):
+        jit(positional(tso.gather_nd))(*small[:2])
 
 
 @pytest.mark.parametrize("ours", [True, False], ids=["ours", "lowered"])
 @pytest.mark.parametrize("op", TENSOR_OPS + ("scatter_nd", "gather_nd"))
-def test_jit_compile_matches_eager_for_every_dtype(op, ours, rng, monkeypatch):
+def test_jit_compile_matches_eager_for_every_dtype(op, ours, rng, monkeypatch, xla_path):
     """Bitwise, with duplicate rows: compiled code runs the same kernels (or,
     lowered, TensorFlow's, which agree on these inputs up to the order of
     duplicate additions: floats then compared with a tolerance; int16
     indices are widened for TensorFlow's scatters)."""
     if ours and not OURS:
         pytest.skip("our XLA kernels do not apply here")
+    if not ours and xla_path != "auto":
+        pytest.skip("the path is our kernels' choice")
     if not ours:
         monkeypatch.setattr(ops, "xla_uses_our_kernels", lambda: False)
     shape = (6, 3)
@@ -106,7 +143,7 @@ def test_jit_compile_matches_eager_for_every_dtype(op, ours, rng, monkeypatch):
                                            want.numpy().astype(np.complex128), rtol=1e-2, atol=1e-2)
 
 
-def test_jit_compile_matches_eager_for_other_forms(rng):
+def test_jit_compile_matches_eager_for_other_forms(rng, xla_path):
     t = tf.constant(rng.standard_normal((5, 4, 3)), tf.float32)
     for depth, outer in ((0, (2,)), (2, (3, 2)), (3, (4,))):
         idx = tf.constant(ref.random_indices(rng, (5, 4, 3), depth, outer, tf.int32))
@@ -123,7 +160,7 @@ def test_jit_compile_matches_eager_for_other_forms(rng):
     ref.assert_same(jit(tso.gather_nd)(t, tf.zeros([0, 2], tf.int32)), np.zeros([0, 3], np.float32))
 
 
-def test_jit_compile_on_captured_eager_tensors(rng):
+def test_jit_compile_on_captured_eager_tensors(rng, xla_path):
     t = tf.constant(rng.standard_normal((6, 3)), tf.float32)
     idx = tf.constant([[1], [4], [1], [0]], tf.int32)
     upd = tf.constant(rng.standard_normal((4, 3)), tf.float32)
@@ -157,7 +194,7 @@ def test_jit_compile_gradients_flow():
 
 
 @pytest.mark.skipif(not OURS, reason="TensorFlow's gradients apply under XLA here")
-def test_jit_compile_gradients_match_eager(rng):
+def test_jit_compile_gradients_match_eager(rng, xla_path):
     """Our gradients in compiled code too: for update, only the winning
     duplicate gets gradient; for min/max, ties as eager."""
     t = tf.constant(rng.integers(0, 3, (6, 2)), tf.float32)
@@ -190,7 +227,7 @@ def test_jit_compile_gradients_match_eager(rng):
 
 
 @pytest.mark.skipif(not OURS, reason="XLA's rules apply here")
-def test_bad_indices_under_xla_follow_the_policy():
+def test_bad_indices_under_xla_follow_the_policy(xla_path):
     """The eager message, as an InternalError (XLA's class for a failed custom
     call); IGNORE as eager."""
     t = tf.constant([1., 2., 3., 4.])
@@ -212,7 +249,7 @@ def test_bad_indices_under_xla_follow_the_policy():
 
 
 @pytest.mark.skipif(not OURS, reason="XLA's rules apply here")
-def test_shape_errors_under_xla_are_the_eager_ones():
+def test_shape_errors_under_xla_are_the_eager_ones(xla_path):
     """Shapes unknown when the function is traced are checked when XLA
     compiles it, with the eager message."""
     t, i, u = tf.zeros([4, 2]), tf.constant([[1], [2]]), tf.ones([2, 3])
