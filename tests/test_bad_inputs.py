@@ -35,6 +35,12 @@ GATHER_OOB = r"indices\[{row}\] = \[{index}\] does not index into param shape \[
 OUTER = r"Dimensions \[0,{k}\) of indices\[shape=\[{indices}\]\] must match dimensions \[0,{k}\) of updates\[shape=\[{updates}\]\]"
 INNER = (r"Dimensions \[{d0},{d1}\) of input\[shape=\[{output}\]\] must match "
          r"dimensions \[{u0},{u1}\) of updates\[shape=\[{updates}\]\]")
+# the same rules in the words of TensorFlow's TensorScatter* kernels
+T_OUTER = r"Outer dimensions of indices and update must match. Indices shape: \[{indices}\], updates shape:\[{updates}\]"
+T_RANK = (r"Inner dimensions of output shape must match inner dimensions of updates shape. "
+          r"Output: \[{output}\] updates: \[{updates}\]")
+T_INNER = (r"The inner {k} dimensions of output.shape=\[{output}\] must match the inner {m} "
+           r"dimensions of updates.shape=\[{updates}\]")
 EMPTY = r"Indices and updates specified for empty output shape"
 
 # fmt: off
@@ -51,27 +57,27 @@ CASES = [
      r"index depth indices.shape\[-1\] = 1 exceeds the rank 0 of the output shape \[\]"),
     # --- shape mismatches (every rule), eager, traced and with unknown shapes ---
     ("outer-mismatch", "tso.tensor_scatter_nd_update(T4, [[0], [1]], [1., 2., 3.])", "IAE",
-     OUTER.format(k=1, indices="2,1", updates="3")),
+     T_OUTER.format(indices="2,1", updates="3")),
     ("outer-mismatch-2d", "tso.tensor_scatter_nd_add(T4, tf.zeros([2, 3, 1], tf.int32), tf.zeros([2, 4]))", "IAE",
-     OUTER.format(k=2, indices="2,3,1", updates="2,4")),
+     T_OUTER.format(indices="2,3,1", updates="2,4")),
     ("outer-updates-rank-too-small", "tso.tensor_scatter_nd_add(T4, tf.zeros([2, 3, 1], tf.int32), tf.zeros([2]))", "IAE",
-     OUTER.format(k=2, indices="2,3,1", updates="2")),
+     T_OUTER.format(indices="2,3,1", updates="2")),
     ("outer-mismatch-static", "static(lambda: tso.tensor_scatter_nd_sub(T4, [[0], [1]], [1., 2., 3.]))", "VE",
-     OUTER.format(k=1, indices="2,1", updates="3")),
+     T_OUTER.format(indices="2,1", updates="3")),
     ("outer-mismatch-dynamic", "dyn(lambda i, u: tso.scatter_nd(i, u, [4]), tf.constant([[0], [1]]), tf.ones([3]))", "IAE",
      OUTER.format(k=1, indices="2,1", updates="3")),
     ("inner-dims-wrong", "tso.tensor_scatter_nd_max(tf.zeros([3, 4]), [[0], [1]], tf.zeros([2, 3]))", "IAE",
-     INNER.format(d0=1, d1=2, output="3,4", u0=1, u1=2, updates="2,3")),
+     T_INNER.format(k=1, output="3,4", m=1, updates="2,3")),
     ("inner-rank-too-many", "tso.tensor_scatter_nd_min(T4, [[0], [1]], tf.zeros([2, 1]))", "IAE",
-     INNER.format(d0=1, d1=1, output="4", u0=1, u1=2, updates="2,1")),
+     T_RANK.format(output="4", updates="2,1")),
     ("inner-rank-too-few", "tso.tensor_scatter_nd_update(tf.zeros([3, 4]), [[0], [1]], tf.zeros([2]))", "IAE",
-     INNER.format(d0=1, d1=2, output="3,4", u0=1, u1=1, updates="2")),
+     T_RANK.format(output="3,4", updates="2")),
     ("inner-static", "static(lambda: tso.scatter_nd([[0], [1]], tf.zeros([2, 3]), [3, 4]))", "VE",
      INNER.format(d0=1, d1=2, output="3,4", u0=1, u1=2, updates="2,3")),
     ("inner-dynamic", "dyn(lambda u: tso.tensor_scatter_nd_add(tf.zeros([3, 4]), [[0], [1]], u), tf.zeros([2, 3]))", "IAE",
-     INNER.format(d0=1, d1=2, output="3,4", u0=1, u1=2, updates="2,3")),
+     T_INNER.format(k=1, output="3,4", m=1, updates="2,3")),
     ("depth0-wrong-updates", "tso.tensor_scatter_nd_add(tf.zeros([3, 4]), tf.zeros([2, 0], tf.int32), tf.zeros([2, 4]))", "IAE",
-     INNER.format(d0=0, d1=2, output="3,4", u0=1, u1=2, updates="2,4")),
+     T_RANK.format(output="3,4", updates="2,4")),
     ("empty-output-update", "tso.tensor_scatter_nd_update(tf.zeros([0, 3]), [[0]], [[1., 2., 3.]])", "IAE", EMPTY),
     ("empty-output-scatter_nd", "tso.scatter_nd([[0]], [1.], [0])", "IAE", EMPTY),
     ("empty-output-ignore", "tso.tensor_scatter_nd_add(tf.zeros([0]), [[0]], [1.], bad_indices_policy='IGNORE')", "IAE", EMPTY),

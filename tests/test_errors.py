@@ -84,11 +84,13 @@ def test_unknown_policy_through_the_raw_op():
 SHAPE_ERRORS = [
     # (op, tensor/shape, indices, updates, message)
     ("tensor_scatter_nd_update", [4], [[0], [1]], [1., 2., 3.],
-     r"Dimensions \[0,1\) of indices\[shape=\[2,1\]\] must match dimensions \[0,1\) of updates\[shape=\[3\]\]"),
+     r"Outer dimensions of indices and update must match. Indices shape: \[2,1\], updates shape:\[3\]"),
     ("tensor_scatter_nd_add", [4], [[0], [1]], [[1., 2.], [3., 4.]],
-     r"Dimensions \[1,1\) of input\[shape=\[4\]\] must match dimensions \[1,2\) of updates\[shape=\[2,2\]\]"),
+     r"Inner dimensions of output shape must match inner dimensions of updates shape. "
+     r"Output: \[4\] updates: \[2,2\]"),
     ("tensor_scatter_nd_max", [3, 4], [[0], [1]], [[1., 2., 3.], [1., 2., 3.]],
-     r"Dimensions \[1,2\) of input\[shape=\[3,4\]\] must match dimensions \[1,2\) of updates\[shape=\[2,3\]\]"),
+     r"The inner 1 dimensions of output.shape=\[3,4\] must match the inner 1 dimensions of "
+     r"updates.shape=\[2,3\]"),
     ("tensor_scatter_nd_update", [3, 4], [[0, 1, 2]], [1.],
      r"index depth indices.shape\[-1\] = 3 exceeds the rank 2 of the output shape \[3,4\]"),
     ("scatter_nd", [3, 4], [[0, 1, 2]], [1.],
@@ -198,3 +200,10 @@ def test_bad_batch_dims():
         tso.gather_nd(tf.zeros([2, 3]), [[0]], batch_dims=-1)
     with pytest.raises(ValueError, match="must be less than the rank of indices"):
         tso.gather_nd(tf.zeros([2, 3]), [0, 1], batch_dims=1)
+    # what was passed is named, not what it was read as
+    with pytest.raises(ValueError, match=r"got a tensor of dtype int32 and shape \(1,\) = \[1\]"):
+        tso.gather_nd(tf.zeros([2, 3]), [[0]], batch_dims=tf.constant([1]))
+    with pytest.raises(ValueError, match=r"got 1.5"):
+        tso.gather_nd(tf.zeros([2, 3]), [[0]], batch_dims=1.5)
+    with pytest.raises(ValueError, match=r"got a tensor of dtype int32 and shape \(\)$"):
+        tf.function(lambda b: tso.gather_nd(tf.zeros([2, 3]), [[0]], batch_dims=b))(tf.constant(1))

@@ -34,6 +34,15 @@ SAME_WORDS = [
     ("scatter_nd inner dims",
      lambda: tf.scatter_nd([[0], [1]], tf.zeros([2, 3]), [3, 4]),
      lambda: tso.scatter_nd([[0], [1]], tf.zeros([2, 3]), [3, 4])),
+    ("tensor_scatter outer dims",
+     lambda: tf.tensor_scatter_nd_update(tf.zeros([4]), [[0], [1]], [1., 2., 3.]),
+     lambda: tso.tensor_scatter_nd_update(tf.zeros([4]), [[0], [1]], [1., 2., 3.])),
+    ("tensor_scatter number of inner dims",
+     lambda: tf.tensor_scatter_nd_add(tf.zeros([4]), [[0], [1]], tf.zeros([2, 2])),
+     lambda: tso.tensor_scatter_nd_add(tf.zeros([4]), [[0], [1]], tf.zeros([2, 2]))),
+    ("tensor_scatter inner dims",
+     lambda: tf.tensor_scatter_nd_max(tf.zeros([3, 4]), [[0], [1]], tf.zeros([2, 3])),
+     lambda: tso.tensor_scatter_nd_max(tf.zeros([3, 4]), [[0], [1]], tf.zeros([2, 3]))),
     ("scatter out of bounds",
      lambda: tf.tensor_scatter_nd_update(tf.zeros([3, 4]), [[2, 5]], [1.]),
      lambda: tso.tensor_scatter_nd_update(tf.zeros([3, 4]), [[2, 5]], [1.])),
@@ -58,7 +67,8 @@ def test_shape_function_and_kernel_say_the_same():
     with pytest.raises(ValueError) as traced:
         static.get_concrete_function()
     eager = _message(lambda: tso.tensor_scatter_nd_add(tf.zeros([3, 4]), [[0], [1]], tf.zeros([2, 3])))
-    words = "Dimensions [1,2) of input[shape=[3,4]] must match dimensions [1,2) of updates[shape=[2,3]]"
+    words = ("The inner 1 dimensions of output.shape=[3,4] must match the inner 1 dimensions of "
+             "updates.shape=[2,3]")
     assert words in str(traced.value) and words in eager
 
 

@@ -253,7 +253,7 @@ def test_shape_errors_under_xla_are_the_eager_ones(xla_path):
     """Shapes unknown when the function is traced are checked when XLA
     compiles it, with the eager message."""
     t, i, u = tf.zeros([4, 2]), tf.constant([[1], [2]]), tf.ones([2, 3])
-    message = r"Dimensions \[1,2\) of input\[shape=\[4,2\]\] must match dimensions \[1,2\) of updates"
+    message = r"The inner 1 dimensions of output.shape=\[4,2\] must match the inner 1 dimensions of updates"
     with pytest.raises(tf.errors.InvalidArgumentError, match=message):
         tso.tensor_scatter_nd_add(t, i, u)
     spec = tf.TensorSpec(None, tf.float32)

@@ -408,6 +408,16 @@ def _static_int(value):
     return None
 
 
+def _describe(value):
+    """What was passed, for a message: a tensor by its dtype, shape and (when
+    known) value, anything else by its repr."""
+    if isinstance(value, (tf.Tensor, tf.Variable)):
+        static = tf.get_static_value(value) if isinstance(value, tf.Tensor) else None
+        known = "" if static is None else f" = {np.asarray(static).tolist()!r}"
+        return f"a tensor of dtype {value.dtype.name} and shape {value.shape}{known}"
+    return repr(value)
+
+
 @public
 def gather_nd(params, indices, batch_dims=0, name=None, bad_indices_policy=""):
     """Gathers slices of `params` at `indices` (the inverse of scatter_nd).
@@ -430,11 +440,11 @@ def gather_nd(params, indices, batch_dims=0, name=None, bad_indices_policy=""):
             params = _tensor(params, name="params")
         _check_dtype("gather_nd", params.dtype)
         indices = _indices(indices)
-        batch_dims = _static_int(batch_dims)
+        given, batch_dims = batch_dims, _static_int(batch_dims)
         if batch_dims is None or batch_dims < 0:
             raise ValueError(
                 "batch_dims must be a non-negative integer known when the op is built, "
-                f"got {batch_dims!r}")
+                f"got {_describe(given)}")
         if batch_dims:
             indices = _batch_indices(params, indices, batch_dims)
         if from_variable:

@@ -159,8 +159,8 @@ class TensorScatterOp : public PolicyKernel {
     const Tensor& indices = c->input(1);
     const Tensor& updates = c->input(2);
     ScatterForm f;
-    OP_REQUIRES_OK(c, ScatterFormOf(tensor.shape(), indices.shape(),
-                                    updates.shape(), &f));
+    OP_REQUIRES_OK(c, ScatterFormOf(tensor.shape(), indices.shape(), updates.shape(), &f,
+                                    rules::Wording::kTensorScatter));
     Tensor* out = nullptr;
     OP_REQUIRES_OK(c, c->forward_input_or_allocate_output({0}, 0,
                                                           tensor.shape(), &out));

@@ -63,9 +63,9 @@ void Fill(const TensorShape& target, const TensorShape& indices, ScatterForm* f)
 }  // namespace
 
 Status ScatterFormOf(const TensorShape& output, const TensorShape& indices,
-                     const TensorShape& updates, ScatterForm* f) {
+                     const TensorShape& updates, ScatterForm* f, rules::Wording wording) {
   TF_RETURN_IF_ERROR(ToStatus(rules::Scatter(KnownView(output), KnownView(indices),
-                                             KnownView(updates))));
+                                             KnownView(updates), wording)));
   if (output.num_elements() == 0 && indices.num_elements() > 0) {
     return InvalidArgumentError(messages::EmptyOutput(
         output.DebugString(), indices.DebugString(), updates.DebugString()));
@@ -129,9 +129,9 @@ Status CheckIndices(InferenceContext* c, ShapeHandle target, ShapeHandle indices
 }
 
 Status CheckScatter(InferenceContext* c, ShapeHandle output, ShapeHandle indices,
-                    ShapeHandle updates) {
+                    ShapeHandle updates, rules::Wording wording) {
   return ToStatus(rules::Scatter(TraceView(c, output), TraceView(c, indices),
-                                 TraceView(c, updates)));
+                                 TraceView(c, updates), wording));
 }
 
 }  // namespace tf_scatter_ops

@@ -54,6 +54,27 @@ inline std::string InnerMismatch(const std::string& output, int64_t depth,
                             updates, outer, updates_rank);
 }
 
+// TensorFlow's TensorScatter* kernels word the same rules differently from
+// its ScatterNd: the outer dimensions, the number of inner ones, their sizes.
+inline std::string TensorOuterMismatch(const std::string& indices,
+                                       const std::string& updates) {
+  return absl::StrCat("Outer dimensions of indices and update must match. Indices shape: ",
+                      indices, ", updates shape:", updates);
+}
+
+inline std::string TensorInnerRank(const std::string& output, const std::string& updates) {
+  return absl::StrCat(
+      "Inner dimensions of output shape must match inner dimensions of updates shape. Output: ",
+      output, " updates: ", updates);
+}
+
+inline std::string TensorInnerMismatch(const std::string& output, int64_t output_inner,
+                                       const std::string& updates, int64_t updates_inner) {
+  return absl::StrCat("The inner ", output_inner, " dimensions of output.shape=", output,
+                      " must match the inner ", updates_inner,
+                      " dimensions of updates.shape=", updates);
+}
+
 // Ours: TensorFlow says "Dimensions [3,2) of input..." or "Inner dimensions of
 // output shape must match" for an index depth above the rank.
 inline std::string DepthExceedsRank(int64_t depth, int64_t rank,
@@ -130,9 +151,15 @@ std::string Indices(const View& target, const View& indices, const char* what) {
   return "";
 }
 
+// Which of TensorFlow's wordings a scatter's shape messages take: its
+// ScatterNd's (also its variable scatters'), or its TensorScatter* ops'.
+enum class Wording { kScatterNd, kTensorScatter };
+
 // updates = indices.shape[:-1] + output.shape[depth:].
 template <typename View>
-std::string Scatter(const View& output, const View& indices, const View& updates) {
+std::string Scatter(const View& output, const View& indices, const View& updates,
+                    Wording wording) {
+  const bool tensor = wording == Wording::kTensorScatter;
   std::string error = Indices(output, indices, "output");
   if (!error.empty()) return error;
   if (updates.rank() >= 0 && updates.rank() < 1) {
@@ -145,14 +172,20 @@ std::string Scatter(const View& output, const View& indices, const View& updates
     outer_ok = !Conflict(indices.dim(d), updates.dim(d));
   }
   if (!outer_ok) {
-    return messages::OuterMismatch(indices.text(), outer, updates.text());
+    return tensor ? messages::TensorOuterMismatch(indices.text(), updates.text())
+                  : messages::OuterMismatch(indices.text(), outer, updates.text());
   }
   const int64_t depth = indices.dim(outer);
   if (depth < 0 || output.rank() < 0) return "";
   const int inner = output.rank() - static_cast<int>(depth);
   bool inner_ok = updates.rank() - outer == inner;
+  if (!inner_ok && tensor) return messages::TensorInnerRank(output.text(), updates.text());
   for (int d = 0; inner_ok && d < inner; ++d) {
     inner_ok = !Conflict(updates.dim(outer + d), output.dim(depth + d));
+  }
+  if (!inner_ok && tensor) {
+    return messages::TensorInnerMismatch(output.text(), inner, updates.text(),
+                                         updates.rank() - outer);
   }
   if (!inner_ok) {
     return messages::InnerMismatch(output.text(), depth, output.rank(),
@@ -166,7 +199,8 @@ std::string Scatter(const View& output, const View& indices, const View& updates
 // Kernels: the checks on a call's shapes, and its canonical form.
 Status ScatterFormOf(const ::tensorflow::TensorShape& output,
                      const ::tensorflow::TensorShape& indices,
-                     const ::tensorflow::TensorShape& updates, ScatterForm* f);
+                     const ::tensorflow::TensorShape& updates, ScatterForm* f,
+                     rules::Wording wording = rules::Wording::kScatterNd);
 // A gather's form and output shape.
 Status GatherFormOf(const ::tensorflow::TensorShape& params,
                     const ::tensorflow::TensorShape& indices, ScatterForm* f,
@@ -183,7 +217,8 @@ Status CheckIndices(::tensorflow::shape_inference::InferenceContext* c,
 Status CheckScatter(::tensorflow::shape_inference::InferenceContext* c,
                     ::tensorflow::shape_inference::ShapeHandle output,
                     ::tensorflow::shape_inference::ShapeHandle indices,
-                    ::tensorflow::shape_inference::ShapeHandle updates);
+                    ::tensorflow::shape_inference::ShapeHandle updates,
+                    rules::Wording wording = rules::Wording::kScatterNd);
 
 }  // namespace tf_scatter_ops
 

@@ -137,7 +137,7 @@ class XlaTensorScatter : public XlaKernel {
     XlaCall call;
     call.target = ctx->InputShape(0);
     OP_REQUIRES_OK(ctx, ScatterFormOf(call.target, ctx->InputShape(1), ctx->InputShape(2),
-                                      &call.form));
+                                      &call.form, rules::Wording::kTensorScatter));
     auto ours = Ours(ctx, {0, 1, 2}, call);
     OP_REQUIRES_OK(ctx, ours.status());
     if (*ours) {

@@ -28,7 +28,8 @@ std::string TypeAttr(const char* name, std::initializer_list<const char*> dtypes
 #define TFSO_TYPES(NAME, LIST) TypeAttr(NAME, {LIST(TFSO_DTYPE_NAME, )})
 
 Status TensorScatterShape(InferenceContext* c) {
-  TF_RETURN_IF_ERROR(CheckScatter(c, c->input(0), c->input(1), c->input(2)));
+  TF_RETURN_IF_ERROR(CheckScatter(c, c->input(0), c->input(1), c->input(2),
+                                  rules::Wording::kTensorScatter));
   c->set_output(0, c->input(0));
   return absl::OkStatus();
 }
