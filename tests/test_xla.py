@@ -97,15 +97,44 @@ def test_each_call_site_runs_xla_or_our_kernel(monkeypatch):
     assert calls(hlo(jit(lambda i, u: tso.scatter_nd(i, u, [4])), *small[1:])) == {
         "scatter", "CheckIndices"}
     assert calls(hlo(jit(lambda i, u: tso.scatter_nd(i, u, [n])), *large[1:])) == {"ScatterNd"}
+    # gathers: XLA's, which XLA fuses into their consumers
     assert calls(hlo(jit(positional(tso.gather_nd)), *small[:2])) == {"gather", "CheckIndices"}
-    assert calls(hlo(jit(positional(tso.gather_nd)), tf.zeros([n, 1]), large[1])) == {"GatherNd"}
+    assert calls(hlo(jit(positional(tso.gather_nd)), tf.zeros([n, 1]), large[1])) == {
+        "gather", "CheckIndices"}
+    dynamic = jit(lambda t, i: tso.gather_nd(t, tf.boolean_mask(i, i[:, 0] >= 0)))
+    found = calls(hlo(dynamic, *small[:2]))  # (boolean_mask has a scatter of its own)
+    assert {"gather", "ReportBadRow"} <= found and not found & {"CheckIndices", "GatherNd"}
     monkeypatch.setenv("TF_SCATTER_OPS_XLA", "ours")
     assert calls(hlo(jit(positional(tso.tensor_scatter_nd_add)), *small)) == {"TensorScatterAdd"}
+    assert calls(hlo(jit(positional(tso.gather_nd)), tf.zeros([n, 1]), large[1])) == {"GatherNd"}
+    assert calls(hlo(dynamic, *small[:2])) == found  # no custom call takes a dynamic operand
     monkeypatch.setenv("TF_SCATTER_OPS_XLA", "xla")
-    assert calls(hlo(jit(positional(tso.gather_nd)), tf.zeros([n, 1]), large[1])) == {"gather", "CheckIndices"}
+    assert calls(hlo(jit(positional(tso.tensor_scatter_nd_add)), *large)) == {
+        "scatter", "CheckIndices"}
     monkeypatch.setenv("TF_SCATTER_OPS_XLA", "fast")
     with pytest.raises(tf.errors.InvalidArgumentError, match="TF_SCATTER_OPS_XLA=fast: expected"):
         jit(positional(tso.gather_nd))(*small[:2])
+
+
+@pytest.mark.skipif(not OURS, reason="our XLA kernels do not apply here")
+def test_our_kernel_updates_in_place_unless_its_input_outlives_it(monkeypatch):
+    """A function's argument must survive the call: our kernel writes an
+    output of its own (copying as it scatters). An intermediate or a loop
+    variable is updated in place: the call's output aliases its input."""
+    monkeypatch.setenv("TF_SCATTER_OPS_XLA", "ours")
+    t, i, u = tf.zeros([8]), tf.constant([[1], [1]]), tf.constant([1.0, 2.0])
+    aliased = "output_to_operand_aliasing={{}: (0, {})}"
+    argument = jit(positional(tso.tensor_scatter_nd_add))
+    intermediate = jit(lambda t, i, u: tso.tensor_scatter_nd_add(t * 2.0, i, u))
+    loop = jit(lambda t, i, u: tf.while_loop(
+        lambda k, c: k < 3, lambda k, c: (k + 1, tso.tensor_scatter_nd_add(c, i, u)), [0, t])[1])
+    assert aliased not in hlo(argument, t, i, u)
+    assert aliased in hlo(intermediate, t, i, u)
+    assert aliased in hlo(loop, t, i, u)
+    want = np.array([0, 3, 0, 0, 0, 0, 0, 0], np.float32)
+    for f, expected in ((argument, want), (intermediate, want), (loop, 3 * want)):
+        ref.assert_same(f(t, i, u), expected)
+    ref.assert_same(t, np.zeros(8, np.float32))  # the argument is intact
 
 
 @pytest.mark.parametrize("ours", [True, False], ids=["ours", "lowered"])

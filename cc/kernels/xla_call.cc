@@ -15,7 +15,7 @@ namespace tf_scatter_ops {
 namespace {
 
 // The first word of every opaque string: its layout's version.
-constexpr int64_t kLayout = 0x7f5c0001;
+constexpr int64_t kLayout = 0x7f5c0002;
 
 void PutShape(const ::tensorflow::TensorShape& s, std::vector<int64_t>* w) {
   w->push_back(s.dims());
@@ -36,14 +36,14 @@ bool GetShape(const int64_t*& p, const int64_t* end, ::tensorflow::TensorShape* 
 std::string EncodeXlaCall(const XlaCall& c) {
   std::vector<int64_t> w = {kLayout,       c.form.n,       c.form.depth,
                             c.form.nslots, c.form.slice,   c.index_dtype,
-                            c.ignore};
+                            c.ignore,      c.gather};
   PutShape(c.indices, &w);
   PutShape(c.target, &w);
   return std::string(reinterpret_cast<const char*>(w.data()), w.size() * sizeof(int64_t));
 }
 
 bool DecodeXlaCall(const char* opaque, size_t size, XlaCall* c) {
-  constexpr size_t kHead = 7;
+  constexpr size_t kHead = 8;
   if (size % sizeof(int64_t) != 0 || size < kHead * sizeof(int64_t)) return false;
   std::vector<int64_t> w(size / sizeof(int64_t));
   std::memcpy(w.data(), opaque, size);
@@ -54,6 +54,7 @@ bool DecodeXlaCall(const char* opaque, size_t size, XlaCall* c) {
   c->form.slice = w[4];
   c->index_dtype = static_cast<::tensorflow::DataType>(w[5]);
   c->ignore = w[6] != 0;
+  c->gather = w[7] != 0;
   const int64_t* p = w.data() + kHead;
   const int64_t* end = w.data() + w.size();
   return GetShape(p, end, &c->indices) && GetShape(p, end, &c->target) && p == end;

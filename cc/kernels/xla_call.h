@@ -19,6 +19,7 @@ struct XlaCall {
   ::tensorflow::TensorShape target;  // a scatter's output, a gather's params
   ::tensorflow::DataType index_dtype = ::tensorflow::DT_INT32;
   bool ignore = false;
+  bool gather = false;  // a gather's call (its bad-row message)
 };
 
 std::string EncodeXlaCall(const XlaCall& call);

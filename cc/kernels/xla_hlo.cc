@@ -3,6 +3,7 @@
 #include "xla_hlo.h"
 
 #include <cstdint>
+#include <algorithm>
 #include <cstring>
 #include <limits>
 #include <string>
@@ -10,6 +11,8 @@
 
 #include "tensorflow/core/framework/tensor_shape.h"
 #include "tf_adapters.h"
+#include "xla_call.h"
+#include "xla_targets.h"
 #include "xla/hlo/builder/lib/arithmetic.h"
 #include "xla/hlo/builder/lib/constants.h"
 #include "xla/service/custom_call_status_internal.h"
@@ -22,8 +25,9 @@ namespace {
 using xla::XlaOp;
 
 constexpr char kCheckTarget[] = "tf_scatter_ops.CheckIndices";
-// The first word of the check's opaque string: its layout's version.
-constexpr int64_t kCheckLayout = 0x7f5c0101;
+constexpr char kReportTarget[] = "tf_scatter_ops.ReportBadRow";
+// The first word of the report's opaque string: its layout's version.
+constexpr int64_t kReportLayout = 0x7f5c0101;
 constexpr int64_t kNoBadRow = std::numeric_limits<int64_t>::max();
 
 std::vector<int64_t> Iota(int64_t begin, int64_t end) {
@@ -82,15 +86,30 @@ XlaOp RowsInBounds(XlaOp indices, const xla::Shape& is, XlaOp target, int depth)
                      xla::CreateScalarAndComputation(xla::PRED, b), {last});
 }
 
-// The check's custom call: operands the first bad row (kNoBadRow if none),
-// its coordinates (s64 [depth]) and the run-time sizes of the indices' and
-// the target's dimensions; the opaque string holds the ranks and whether it
-// is a gather's.
+// The check of indices of static shape: operand the indices, read once by
+// the CPU core's parallel bounds check; the call (xla_call.h) in the opaque
+// string.
 void CheckIndicesTarget(void* out, const void** in, const char* opaque, size_t size,
                         XlaCustomCallStatus* status) {
   *static_cast<int32_t*>(out) = 0;
+  RunXlaTarget(in[0], opaque, size, status, [&](const XlaCall& c, const Tensor& indices) {
+    CpuCallState s;
+    TF_RETURN_IF_ERROR(PrepareCpuCall(indices, c.form, c.target, &s));
+    const int64_t bad = Linearize(s.call.rows, nullptr, HostParallel());
+    return bad < 0 ? absl::OkStatus() : BadRowError(indices, c.form, bad, c.target, c.gather);
+  });
+}
+
+// The report for indices with dynamic dimensions, whose first bad row fused
+// instructions found: operands that row (kNoBadRow if none), its coordinates
+// (s64 [depth]) and the run-time sizes of the indices' and the target's
+// dimensions; the opaque string holds the ranks and whether it is a
+// gather's.
+void ReportBadRowTarget(void* out, const void** in, const char* opaque, size_t size,
+                        XlaCustomCallStatus* status) {
+  *static_cast<int32_t*>(out) = 0;
   int64_t w[5];
-  if (size != sizeof(w) || (std::memcpy(w, opaque, size), w[0] != kCheckLayout)) {
+  if (size != sizeof(w) || (std::memcpy(w, opaque, size), w[0] != kReportLayout)) {
     status->message = "tf_scatter_ops: unreadable index-check descriptor";
     return;
   }
@@ -115,11 +134,29 @@ void CheckIndicesTarget(void* out, const void** in, const char* opaque, size_t s
   status->message = std::string(s.message());
 }
 
-const bool kCheckRegistered = [] {
+const bool kChecksRegistered = [] {
   xla::CustomCallTargetRegistry::Global()->Register(
       kCheckTarget, reinterpret_cast<void*>(&CheckIndicesTarget), "Host");
+  xla::CustomCallTargetRegistry::Global()->Register(
+      kReportTarget, reinterpret_cast<void*>(&ReportBadRowTarget), "Host");
   return true;
 }();
+
+TensorShape ShapeOf(const xla::Shape& s) {
+  TensorShape t;
+  for (int64_t d : s.dimensions()) t.AddDim(d);
+  return t;
+}
+
+// A side-effecting call that returns nothing XLA needs (it is kept all the
+// same); its failure fails the computation.
+void EmitCheck(xla::XlaBuilder* b, const char* target, absl::Span<const XlaOp> operands,
+               const std::string& opaque) {
+  xla::CustomCall(b, target, operands, xla::ShapeUtil::MakeShape(xla::S32, {}), opaque,
+                  /*has_side_effect=*/true, /*output_operand_aliasing=*/{},
+                  /*literal=*/nullptr, xla::CustomCallSchedule::SCHEDULE_NONE,
+                  xla::CustomCallApiVersion::API_VERSION_STATUS_RETURNING_UNIFIED);
+}
 
 }  // namespace
 
@@ -216,6 +253,22 @@ absl::Status HloCheckIndices(XlaOp indices, XlaOp target, bool gather) {
     if (is.dimensions(d) == 0) return absl::OkStatus();
   }
 
+  if (!is.is_dynamic() && !ts.is_dynamic()) {
+    XlaCall call;
+    call.indices = ShapeOf(is);
+    call.target = ShapeOf(ts);
+    call.gather = gather;
+    call.index_dtype = is.element_type() == xla::S16   ? ::tensorflow::DT_INT16
+                       : is.element_type() == xla::S32 ? ::tensorflow::DT_INT32
+                                                       : ::tensorflow::DT_INT64;
+    call.form.depth = static_cast<int>(depth);
+    call.form.n = call.indices.num_elements() / depth;
+    for (int64_t d = 0; d < depth; ++d) call.form.nslots *= ts.dimensions(d);
+    call.form.slice = call.target.num_elements() / std::max<int64_t>(call.form.nslots, 1);
+    EmitCheck(b, kCheckTarget, {indices}, EncodeXlaCall(call));
+    return b->first_error();
+  }
+
   // Each row's number in row-major order of the run-time outer sizes; bad
   // rows keep theirs, good ones kNoBadRow; the least is the first bad row.
   const XlaOp in_bounds = RowsInBounds(indices, is, target, static_cast<int>(depth));
@@ -255,12 +308,9 @@ absl::Status HloCheckIndices(XlaOp indices, XlaOp target, bool gather) {
   const int64_t target_rank = ts.dimensions_size();
   const XlaOp sizes = xla::ConcatInDim(
       b, {Sizes(indices, last + 1), Sizes(target, static_cast<int>(target_rank))}, 0);
-  const int64_t w[5] = {kCheckLayout, gather, last + 1, target_rank, depth};
-  xla::CustomCall(b, kCheckTarget, {first, coords, sizes}, xla::ShapeUtil::MakeShape(xla::S32, {}),
-                  std::string(reinterpret_cast<const char*>(w), sizeof(w)),
-                  /*has_side_effect=*/true, /*output_operand_aliasing=*/{},
-                  /*literal=*/nullptr, xla::CustomCallSchedule::SCHEDULE_NONE,
-                  xla::CustomCallApiVersion::API_VERSION_STATUS_RETURNING_UNIFIED);
+  const int64_t w[5] = {kReportLayout, gather, last + 1, target_rank, depth};
+  EmitCheck(b, kReportTarget, {first, coords, sizes},
+            std::string(reinterpret_cast<const char*>(w), sizeof(w)));
   return b->first_error();
 }
 

@@ -2,9 +2,11 @@
 // where XLA's code beats a call of our kernel: it fuses with its neighbours,
 // updates a loop-carried buffer in place and takes operands with bounded
 // dynamic dimensions. Our policy is kept around them: with the default policy
-// a few fused instructions find the first bad row and a small custom call
-// (CheckIndicesTarget) raises our message for it; with "IGNORE" XLA's scatter
-// drops bad rows as ours does, and a gather's bad rows are set to zeros.
+// a side-effecting custom call that reads only the indices raises our
+// message for the first bad row (for indices with dynamic dimensions, fused
+// instructions find that row and the call only reports it); with "IGNORE"
+// XLA's scatter drops bad rows as ours does, and a gather's bad rows are set
+// to zeros.
 //
 // Every function takes the operands in TensorFlow's N-d form (indices
 // [outer..., depth]), which XLA's dimension numbers express without reshapes,

@@ -6,10 +6,11 @@
 //     XLA fuses it with its neighbours, updates a loop-carried buffer in
 //     place and takes operands with bounded dynamic dimensions;
 //   * a custom call of our CPU core (xla_targets.h), which is faster for
-//     large scatters and gathers whose operands have static shapes.
+//     large scatters whose operands have static shapes.
 //
-// TF_SCATTER_OPS_XLA=ours or =xla forces one of them where it applies (for
-// comparisons); unset or "auto" chooses by size. Registered straight on
+// Gathers run XLA's: XLA fuses a gather into its consumers, which our call
+// cannot be. TF_SCATTER_OPS_XLA=ours or =xla forces one of them where it
+// applies (for comparisons); unset or "auto" chooses as above. Registered straight on
 // XLA's CPU compilation device, which works whenever the library is loaded
 // (XLA's own op registry takes no new ops once it has compiled something).
 // Built when TFSO_XLA is set (tools/tf_flags.py).
@@ -24,6 +25,7 @@
 #include "tensorflow/compiler/tf2xla/shape_util.h"
 #include "tensorflow/compiler/tf2xla/xla_op_kernel.h"
 #include "tensorflow/compiler/tf2xla/xla_op_registry.h"
+#include "tensorflow/core/framework/node_def_util.h"
 #include "tensorflow/core/framework/op_kernel.h"
 #include "tf_adapters.h"
 #include "xla/hlo/builder/xla_builder.h"
@@ -37,11 +39,17 @@ using ::tensorflow::XlaOpKernelContext;
 
 constexpr char kPrefix[] = "TfScatter>";
 
-// Our kernel runs a call site with at least this many update (or gathered)
-// elements; XLA's instruction runs smaller ones. Below it the two cost the
-// same alone (docs/performance.md, "Under XLA"), and XLA's fuses and works
-// in place in loops.
+// Our kernel runs a scatter with at least this many update elements; XLA's
+// instruction runs smaller ones. Below it the two cost about the same alone
+// (docs/performance.md, "Under XLA"), and XLA's fuses and works in place in
+// loops.
 constexpr int64_t kOursFromElements = int64_t{1} << 16;
+
+// The attr the Python wrappers set on a tensor_scatter whose input is an
+// argument of the compiled function outside any loop (ops.py): XLA would
+// copy it before an in-place call, and our core copies it faster, in the
+// same pass as the updates, into an output of its own.
+constexpr char kFreshOutputAttr[] = "_tfso_fresh_output";
 
 enum class Path { kAuto, kOurs, kXla };
 
@@ -73,13 +81,16 @@ class XlaKernel : public ::tensorflow::XlaOpKernel {
   explicit XlaKernel(OpKernelConstruction* c)
       : XlaOpKernel(c), op_(c->def().op().substr(sizeof(kPrefix) - 1)) {
     OP_REQUIRES_OK(c, ParseBadIndicesPolicy(c, &ignore_));
+    if (!::tensorflow::TryGetNodeAttr(c->def(), kFreshOutputAttr, &fresh_output_)) {
+      fresh_output_ = false;
+    }
   }
 
  protected:
   // Whether our kernel runs this call site: only operands of static shape
   // can be passed to a custom call.
   absl::StatusOr<bool> Ours(XlaOpKernelContext* ctx, const std::vector<int>& operands,
-                      const XlaCall& call) {
+                            const XlaCall& call, bool gather) {
     Path path;
     TF_RETURN_IF_ERROR(ForcedPath(&path));
     if (path == Path::kXla) return false;
@@ -87,7 +98,8 @@ class XlaKernel : public ::tensorflow::XlaOpKernel {
       TF_ASSIGN_OR_RETURN(const xla::Shape s, ctx->InputXlaShape(i));
       if (s.is_dynamic()) return false;
     }
-    return path == Path::kOurs || call.form.n * call.form.slice >= kOursFromElements;
+    if (path == Path::kOurs) return true;
+    return !gather && call.form.n * call.form.slice >= kOursFromElements;
   }
 
   // Sets output 0 to a call of our target on `operands` (`indices` is the
@@ -127,6 +139,7 @@ class XlaKernel : public ::tensorflow::XlaOpKernel {
 
   const std::string op_;
   bool ignore_ = false;
+  bool fresh_output_ = false;
 };
 
 // tensor_scatter_nd_*: tensor, indices, updates.
@@ -138,10 +151,10 @@ class XlaTensorScatter : public XlaKernel {
     call.target = ctx->InputShape(0);
     OP_REQUIRES_OK(ctx, ScatterFormOf(call.target, ctx->InputShape(1), ctx->InputShape(2),
                                       &call.form, rules::Wording::kTensorScatter));
-    auto ours = Ours(ctx, {0, 1, 2}, call);
+    auto ours = Ours(ctx, {0, 1, 2}, call, /*gather=*/false);
     OP_REQUIRES_OK(ctx, ours.status());
     if (*ours) {
-      EmitCall(ctx, {0, 1, 2}, 0, 1, call, call.target, /*in_place=*/true);
+      EmitCall(ctx, {0, 1, 2}, 0, 1, call, call.target, /*in_place=*/!fresh_output_);
     } else {
       EmitScatter(ctx, ctx->Input(0), ctx->Input(1), ctx->Input(2));
     }
@@ -159,7 +172,7 @@ class XlaScatterNd : public XlaKernel {
     OP_REQUIRES_OK(ctx, ShapeFromTensor(*shape, &call.target));
     OP_REQUIRES_OK(ctx, ScatterFormOf(call.target, ctx->InputShape(0), ctx->InputShape(1),
                                       &call.form));
-    auto ours = Ours(ctx, {0, 1}, call);
+    auto ours = Ours(ctx, {0, 1}, call, /*gather=*/false);
     OP_REQUIRES_OK(ctx, ours.status());
     if (*ours) {
       EmitCall(ctx, {0, 1}, 1, 0, call, call.target, /*in_place=*/false);
@@ -181,9 +194,10 @@ class XlaGatherNd : public XlaKernel {
     call.target = ctx->InputShape(0);
     TensorShape shape;
     OP_REQUIRES_OK(ctx, GatherFormOf(call.target, ctx->InputShape(1), &call.form, &shape));
-    auto ours = Ours(ctx, {0, 1}, call);
+    auto ours = Ours(ctx, {0, 1}, call, /*gather=*/true);
     OP_REQUIRES_OK(ctx, ours.status());
     if (*ours) {
+      call.gather = true;
       EmitCall(ctx, {0, 1}, 0, 1, call, shape, /*in_place=*/false);
       return;
     }

@@ -42,15 +42,17 @@ void RunXlaTarget(const void* indices, const char* opaque, size_t size,
   if (!s.ok()) status->message = std::string(s.message());
 }
 
-// tensor_scatter_nd_*: operands tensor, indices, updates; the output is the
-// tensor's buffer (xla_kernels.cc), updated in place.
+// tensor_scatter_nd_*: operands tensor, indices, updates. The output is the
+// tensor's buffer, updated in place, or a buffer of its own that the core
+// fills with the tensor's copy in the same pass (xla_kernels.cc decides).
 template <typename T, typename Op>
 void TensorScatterTarget(void* out, const void** in, const char* opaque, size_t size,
                          XlaCustomCallStatus* status) {
   RunXlaTarget(in[1], opaque, size, status, [&](const XlaCall& c, const Tensor& indices) {
     TfScratch scratch;
     return CpuScatter<T, Op>(indices, c.form, c.target, c.ignore,
-                             static_cast<const T*>(in[2]), nullptr, Init::kInPlace,
+                             static_cast<const T*>(in[2]), static_cast<const T*>(in[0]),
+                             out == in[0] ? Init::kInPlace : Init::kCopy,
                              static_cast<T*>(out), HostParallel(), scratch);
   });
 }
