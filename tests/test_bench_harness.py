@@ -63,8 +63,9 @@ def test_a_chain_runs_each_op_on_its_own_inputs():
 
 
 def test_ours_under_xla_runs_our_kernels():
-    """The 'ours xla' column times our kernels inside XLA, not a lowering to
-    XLA's own scatter (scatter_nd gets its shape as a constant)."""
+    """The 'ours xla' column times our XLA kernels (our kernel or XLA's
+    instruction with our index check), not the wrappers' lowering to
+    TensorFlow's ops (scatter_nd gets its shape as a constant)."""
     if not tso.xla_uses_our_kernels():
         pytest.skip("XLA does not run our kernels here")
     base = {w.name: w for w in bench.WORKLOADS}
@@ -72,4 +73,25 @@ def test_ours_under_xla_runs_our_kernels():
         w = bench.sized(base[name], 16 << 10)
         args = bench.make_inputs(w, np.random.default_rng(0))
         f = bench.implementations(w)["ours xla"]
-        assert "custom_call_target" in f.experimental_get_compiler_ir(*args)(stage="hlo"), name
+        assert 'custom_call_target="tf_scatter_ops.' in f.experimental_get_compiler_ir(*args)(
+            stage="hlo"), name
+
+
+def test_programs_run_four_ways_after_their_check(tmp_path, capsys):
+    bench.main(["--quick", "--only", "P5,P6", "--out", str(tmp_path)])
+    data = json.loads((tmp_path / "bench.json").read_text())
+    assert data["results"] == []
+    assert [r["name"] for r in data["programs"]] == ["P5", "P6"]
+    for r in data["programs"]:
+        assert all(r[v] > 0 for v in bench.bench_programs.VARIANTS)
+    out = capsys.readouterr().out
+    assert "ours XLA" in out and "P6" in out
+
+
+def test_program_check_rejects_a_wrong_result():
+    p = bench.bench_programs.PROGRAMS[-1]
+    inputs = p.inputs(np.random.default_rng(0), True)
+    fns = bench.bench_programs._functions(p)
+    fns["ours xla"] = lambda x: tf.zeros([100])
+    with pytest.raises(AssertionError, match="ours xla differs"):
+        bench.bench_programs._check(p, fns, inputs)

@@ -16,6 +16,9 @@ rows per step (an SGD step on an embedding lookup, in-place adds into a
 variable) and a tf.while_loop updating a loop variable row by row. They are
 checked by running each implementation once on its own copy of the variable
 and comparing the variables.
+The P rows are whole programs (tf_scatter_ops/bench_programs.py), each
+timed in a plain tf.function and under jit_compile=True against the same
+program on stock TensorFlow.
 Writes bench.json and bench.png to --out.
 """
 
@@ -34,6 +37,7 @@ import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
 import tf_scatter_ops as tso  # noqa: E402
+from tf_scatter_ops import bench_programs  # noqa: E402
 
 M = 1 << 20
 
@@ -637,7 +641,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="16x smaller, fewer rounds")
     parser.add_argument("--rounds", type=int, default=None)
-    parser.add_argument("--only", default="", help="comma-separated workload names")
+    parser.add_argument("--only", default="", help="comma-separated workload and program names")
     parser.add_argument("--out", default="build/bench")
     parser.add_argument("--isa", choices=["portable", "avx2", "avx512"],
                         help="the instruction set our loops use (capped at what the CPU has)")
@@ -649,7 +653,9 @@ def main(argv=None):
     if args.sweep:
         return sweep_main(args)
 
-    workloads = [w for w in WORKLOADS if not args.only or w.name in args.only.split(",")]
+    only = [n for n in args.only.split(",") if n]
+    workloads = [w for w in WORKLOADS if not only or w.name in only]
+    programs = [p.name for p in bench_programs.PROGRAMS if not only or p.name in only]
     if args.quick:
         workloads = [quick(w) for w in workloads]
     rounds = args.rounds or (5 if args.quick else 15)
@@ -658,7 +664,9 @@ def main(argv=None):
 
     info = machine()
     info["first_touch_us"] = first_touch_cost() * 1e6
-    total, done = sum(min(rounds, w.rounds or rounds) + 1 for w in workloads), 0
+    program_rounds = 3 if args.quick else 7
+    total = sum(min(rounds, w.rounds or rounds) + 1 for w in workloads) + len(programs) * program_rounds
+    done = 0
     results = []
     for w in workloads:
         progress(done, total, f"{w.name}: check")
@@ -687,14 +695,25 @@ def main(argv=None):
                             first=t_first, bandwidth=bandwidth, bytes=nbytes, per_call=w.eager_tiny,
                             floor=nbytes / bandwidth if nbytes else None, faults=faults))
         del inputs, impls
+
+    def program_tick(name):
+        nonlocal done
+        done += 1
+        progress(done, total, f"{name}: timing")
+
+    program_rows = bench_programs.run(programs, args.quick, program_rounds, program_tick) if programs else []
     sys.stderr.write("\n")
 
     table = render(results, info)
-    print(table)
+    print(table if results else table.split("\n")[0])  # the machine's line
+    if program_rows:
+        print("\n" + bench_programs.render(program_rows))
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "bench.json"), "w") as f:
-        json.dump(dict(machine=info, quick=args.quick, rounds=rounds, results=results), f, indent=1)
-    plot(results, os.path.join(args.out, "bench.png"))
+        json.dump(dict(machine=info, quick=args.quick, rounds=rounds, results=results,
+                       programs=program_rows), f, indent=1)
+    if results:
+        plot(results, os.path.join(args.out, "bench.png"))
     print(f"\nwrote {args.out}/bench.json and {args.out}/bench.png")
 
 
