@@ -94,7 +94,7 @@ $(SO): $(OBJS)
 demo: $(VENV)/.installed
 	$(MAKE) -j$(JOBS) $(SO)
 	TF_CPP_MIN_LOG_LEVEL=3 $(PY) -m tf_scatter_ops.demo
-	TF_CPP_MIN_LOG_LEVEL=3 $(PY) -m tf_scatter_ops.bench --quick --only W1,W3,W5,W7,W8,T2,T5,T6,P1,P2,P3,P4,P5,P6
+	TF_CPP_MIN_LOG_LEVEL=3 $(PY) -m tf_scatter_ops.bench --quick --only W1,W3,W5,W7,W8,T2,T5,T6,P1,P2,P3,P4,P5,P6,P7
 	TF_CPP_MIN_LOG_LEVEL=3 $(PY) -m tf_scatter_ops.bench --sweep --quick --out $(BUILD)/bench/sweep
 
 test: $(VENV)/.installed

@@ -101,13 +101,21 @@ def test_each_call_site_runs_xla_or_our_kernel(monkeypatch):
     assert calls(hlo(jit(positional(tso.gather_nd)), *small[:2])) == {"gather", "CheckIndices"}
     assert calls(hlo(jit(positional(tso.gather_nd)), tf.zeros([n, 1]), large[1])) == {
         "gather", "CheckIndices"}
+    # operands of dynamic size: XLA's instruction; the check reads rows that
+    # are one block of the buffer (only the first dimension dynamic), and
+    # only reports a row that fused instructions found otherwise
     dynamic = jit(lambda t, i: tso.gather_nd(t, tf.boolean_mask(i, i[:, 0] >= 0)))
+    inner = jit(lambda t, i: tso.gather_nd(
+        t, tf.boolean_mask(tf.stack([i, i]), i[:, 0] >= 0, axis=1)))
     found = calls(hlo(dynamic, *small[:2]))  # (boolean_mask has a scatter of its own)
-    assert {"gather", "ReportBadRow"} <= found and not found & {"CheckIndices", "GatherNd"}
+    assert {"gather", "CheckIndices"} <= found and not found & {"ReportBadRow", "GatherNd"}
+    found_inner = calls(hlo(inner, *small[:2]))
+    assert {"gather", "ReportBadRow"} <= found_inner and "CheckIndices" not in found_inner
     monkeypatch.setenv("TF_SCATTER_OPS_XLA", "ours")
     assert calls(hlo(jit(positional(tso.tensor_scatter_nd_add)), *small)) == {"TensorScatterAdd"}
     assert calls(hlo(jit(positional(tso.gather_nd)), tf.zeros([n, 1]), large[1])) == {"GatherNd"}
     assert calls(hlo(dynamic, *small[:2])) == found  # no custom call takes a dynamic operand
+    assert calls(hlo(inner, *small[:2])) == found_inner
     monkeypatch.setenv("TF_SCATTER_OPS_XLA", "xla")
     assert calls(hlo(jit(positional(tso.tensor_scatter_nd_add)), *large)) == {
         "scatter", "CheckIndices"}

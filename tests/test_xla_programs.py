@@ -186,6 +186,22 @@ def test_bad_row_named_in_outer_dims_of_a_dynamic_operand(xla_path):
         tf.function(f, jit_compile=True)(keep)
 
 
+def test_bad_row_with_an_inner_dynamic_dimension(xla_path):
+    """indices [3, <=4, 1] (a mask along the second dimension): rows are not
+    one block of XLA's buffer, so fused instructions find the first bad row."""
+    def f(keep, policy=""):
+        idx = tf.boolean_mask(tf.reshape(tf.range(12) % 8, [3, 4, 1]), keep, axis=1)
+        return tso.gather_nd(tf.range(6.0), idx, bad_indices_policy=policy)
+
+    keep = tf.constant([True, False, True, True])  # rows left: 0,2,3 | 4,6,7 | 0,2,3
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"indices\[1,1\] = \[6\] does not"):
+        f(keep)
+    with pytest.raises(tf.errors.InternalError, match=r"indices\[1,1\] = \[6\] does not"):
+        tf.function(f, jit_compile=True)(keep)
+    ignore = lambda keep: f(keep, "IGNORE")  # noqa: E731
+    np.testing.assert_array_equal(tf.function(ignore, jit_compile=True)(keep), ignore(keep))
+
+
 def test_unknown_dims_in_the_signature(xla_path):
     spec = tf.TensorSpec([None], tf.float32)
     f = tf.function(lambda x: masked_scatter(tso, x), jit_compile=True, input_signature=[spec])

@@ -3,7 +3,6 @@
 #include "xla_hlo.h"
 
 #include <cstdint>
-#include <algorithm>
 #include <cstring>
 #include <limits>
 #include <string>
@@ -86,21 +85,34 @@ XlaOp RowsInBounds(XlaOp indices, const xla::Shape& is, XlaOp target, int depth)
                      xla::CreateScalarAndComputation(xla::PRED, b), {last});
 }
 
-// The check of indices of static shape: operand the indices, read once by
-// the CPU core's parallel bounds check; the call (xla_call.h) in the opaque
-// string.
+// The check of indices whose only dynamic dimension, if any, is the first:
+// operands the indices (at their bound, the rows XLA holds at the front of
+// the buffer) and the run-time sizes of the indices' and the target's
+// dimensions (s64); the rows are read once by the CPU core's parallel bounds
+// check. The opaque string is the call (xla_call.h) at the bounds.
 void CheckIndicesTarget(void* out, const void** in, const char* opaque, size_t size,
                         XlaCustomCallStatus* status) {
   *static_cast<int32_t*>(out) = 0;
-  RunXlaTarget(in[0], opaque, size, status, [&](const XlaCall& c, const Tensor& indices) {
+  RunXlaTarget(in[0], opaque, size, status, [&](const XlaCall& c, const Tensor&) {
+    const auto* sizes = static_cast<const int64_t*>(in[1]);
+    TensorShape indices_shape, target;
+    TF_RETURN_IF_ERROR(TensorShape::BuildTensorShape(
+        {sizes, static_cast<size_t>(c.indices.dims())}, &indices_shape));
+    TF_RETURN_IF_ERROR(TensorShape::BuildTensorShape(
+        {sizes + c.indices.dims(), static_cast<size_t>(c.target.dims())}, &target));
+    const Tensor indices = UnownedTensor(c.index_dtype, indices_shape, in[0]);
+    ScatterForm form;
+    TensorShape unused;
+    TF_RETURN_IF_ERROR(GatherFormOf(target, indices_shape, &form, &unused));
     CpuCallState s;
-    TF_RETURN_IF_ERROR(PrepareCpuCall(indices, c.form, c.target, &s));
+    TF_RETURN_IF_ERROR(PrepareCpuCall(indices, form, target, &s));
     const int64_t bad = Linearize(s.call.rows, nullptr, HostParallel());
-    return bad < 0 ? absl::OkStatus() : BadRowError(indices, c.form, bad, c.target, c.gather);
+    return bad < 0 ? absl::OkStatus() : BadRowError(indices, form, bad, target, c.gather);
   });
 }
 
-// The report for indices with dynamic dimensions, whose first bad row fused
+// The report for indices with a dynamic dimension after the first, whose rows
+// are not in one block of the buffer, and whose first bad row fused
 // instructions found: operands that row (kNoBadRow if none), its coordinates
 // (s64 [depth]) and the run-time sizes of the indices' and the target's
 // dimensions; the opaque string holds the ranks and whether it is a
@@ -253,7 +265,9 @@ absl::Status HloCheckIndices(XlaOp indices, XlaOp target, bool gather) {
     if (is.dimensions(d) == 0) return absl::OkStatus();
   }
 
-  if (!is.is_dynamic() && !ts.is_dynamic()) {
+  bool inner_dynamic = false;
+  for (int64_t d = 1; d <= last; ++d) inner_dynamic |= is.is_dynamic_dimension(d);
+  if (!inner_dynamic) {
     XlaCall call;
     call.indices = ShapeOf(is);
     call.target = ShapeOf(ts);
@@ -261,11 +275,11 @@ absl::Status HloCheckIndices(XlaOp indices, XlaOp target, bool gather) {
     call.index_dtype = is.element_type() == xla::S16   ? ::tensorflow::DT_INT16
                        : is.element_type() == xla::S32 ? ::tensorflow::DT_INT32
                                                        : ::tensorflow::DT_INT64;
-    call.form.depth = static_cast<int>(depth);
-    call.form.n = call.indices.num_elements() / depth;
-    for (int64_t d = 0; d < depth; ++d) call.form.nslots *= ts.dimensions(d);
-    call.form.slice = call.target.num_elements() / std::max<int64_t>(call.form.nslots, 1);
-    EmitCheck(b, kCheckTarget, {indices}, EncodeXlaCall(call));
+    const XlaOp rows = is.is_dynamic_dimension(0) ? xla::RemoveDynamicDimension(indices, 0)
+                                                  : indices;
+    const XlaOp sizes = xla::ConcatInDim(
+        b, {Sizes(indices, last + 1), Sizes(target, ts.dimensions_size())}, 0);
+    EmitCheck(b, kCheckTarget, {rows, sizes}, EncodeXlaCall(call));
     return b->first_error();
   }
 

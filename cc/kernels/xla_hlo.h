@@ -3,8 +3,8 @@
 // updates a loop-carried buffer in place and takes operands with bounded
 // dynamic dimensions. Our policy is kept around them: with the default policy
 // a side-effecting custom call that reads only the indices raises our
-// message for the first bad row (for indices with dynamic dimensions, fused
-// instructions find that row and the call only reports it); with "IGNORE"
+// message for the first bad row (for indices with a dynamic dimension after
+// the first, fused instructions find that row and the call only reports it); with "IGNORE"
 // XLA's scatter drops bad rows as ours does, and a gather's bad rows are set
 // to zeros.
 //
