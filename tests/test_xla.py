@@ -101,6 +101,19 @@ def test_each_call_site_runs_xla_or_our_kernel(monkeypatch):
     assert calls(hlo(jit(positional(tso.gather_nd)), *small[:2])) == {"gather", "CheckIndices"}
     assert calls(hlo(jit(positional(tso.gather_nd)), tf.zeros([n, 1]), large[1])) == {
         "gather", "CheckIndices"}
+    # ... except a large row gather that no consumer could fuse
+    table, rows = tf.zeros([1024, 64]), tf.zeros([1 << 14, 1], tf.int32)
+    assert calls(hlo(jit(positional(tso.gather_nd)), table, rows)) == {"GatherNd"}
+    assert calls(hlo(jit(lambda t, i: tf.reduce_sum(tso.gather_nd(t, i), -1)), table, rows)) == {
+        "GatherNd"}
+    assert calls(hlo(jit(lambda t, i: tso.gather_nd(t, i) @ tf.ones([64, 1])),
+                     table, rows)) == {"GatherNd"}
+    assert calls(hlo(jit(lambda t, i: tf.nn.relu(tso.gather_nd(t, i))), table, rows)) == {
+        "gather", "CheckIndices"}
+    both = jit(lambda t, i: (tso.gather_nd(t, i), tso.gather_nd(t, i) * 2.0))
+    assert calls(hlo(both, table, rows)) == {"GatherNd", "gather", "CheckIndices"}
+    assert calls(hlo(jit(positional(tso.gather_nd)), table, rows[:1 << 13])) == {
+        "gather", "CheckIndices"}  # under 2^20 elements
     # operands of dynamic size: XLA's instruction; the check reads rows that
     # are one block of the buffer (only the first dimension dynamic), and
     # only reports a row that fused instructions found otherwise

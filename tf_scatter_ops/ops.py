@@ -22,11 +22,10 @@ import warnings
 
 import numpy as np
 import tensorflow as tf
-from tensorflow.core.framework import attr_value_pb2
 from tensorflow.python.framework.ops import EagerTensor as _EagerTensor
 from tensorflow.python.util import tf_stack  # private: op traceback filters
 
-from tf_scatter_ops import _loader
+from tf_scatter_ops import _loader, xla_sites
 
 POLICIES = ("", "DEFAULT", "ERROR", "IGNORE")
 INDEX_DTYPES = (tf.int16, tf.int32, tf.int64)
@@ -82,6 +81,7 @@ def xla_uses_our_kernels():
 
 
 _warned_xla_on_gpu = False
+xla_sites.register()
 
 
 def _has_gpu():
@@ -304,29 +304,9 @@ def _tensor_scatter(op, tensor, indices, updates, bad_indices_policy, name):
         updates = _tensor(updates, dtype=tensor.dtype, name="updates")
         out = _raw_op(op)(tensor=tensor, indices=indices, updates=updates,
                           bad_indices_policy=policy)
-        if _live_function_input(tensor) and out.op.type.startswith("TfScatter>"):
-            # read by our XLA kernel (xla_kernels.cc): XLA must keep this
-            # input, so our kernel, if it runs, writes a buffer of its own
-            # in the same pass as the copy instead of asking XLA to copy first
-            out.op._set_attr("_tfso_fresh_output", attr_value_pb2.AttrValue(b=True))
+        if in_xla_context() and out.op.type.startswith("TfScatter>"):
+            xla_sites.mark_scatter(out, tensor)
         return out
-
-
-def _live_function_input(tensor):
-    """Under XLA, whether `tensor` is an input of the function being compiled
-    that outlives the op: an argument or a capture, outside any loop (a loop
-    variable's buffer is passed on and can be updated in place)."""
-    if not in_xla_context():
-        return False
-    if not isinstance(tensor, _EagerTensor) and tensor.op.type != "Placeholder":
-        return False  # (an eager tensor here is captured: an input)
-    from tensorflow.python.ops import control_flow_util_v2  # private API
-    graph = tf.compat.v1.get_default_graph()
-    while graph is not None:
-        if isinstance(graph, control_flow_util_v2.WhileBodyFuncGraph):
-            return False
-        graph = getattr(graph, "outer_graph", None)
-    return True
 
 
 @public

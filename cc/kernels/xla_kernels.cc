@@ -8,8 +8,10 @@
 //   * a custom call of our CPU core (xla_targets.h), which is faster for
 //     large scatters whose operands have static shapes.
 //
-// Gathers run XLA's: XLA fuses a gather into its consumers, which our call
-// cannot be. TF_SCATTER_OPS_XLA=ours or =xla forces one of them where it
+// Gathers run XLA's where a consumer could fuse them (our call cannot be
+// fused); a large row gather that nothing fuses (the wrappers mark it, see
+// tf_scatter_ops/xla_sites.py) runs ours, which is faster than XLA's gather
+// on its own. TF_SCATTER_OPS_XLA=ours or =xla forces one of them where it
 // applies (for comparisons); unset or "auto" chooses as above. Registered straight on
 // XLA's CPU compilation device, which works whenever the library is loaded
 // (XLA's own op registry takes no new ops once it has compiled something).
@@ -45,11 +47,19 @@ constexpr char kPrefix[] = "TfScatter>";
 // loops.
 constexpr int64_t kOursFromElements = int64_t{1} << 16;
 
-// The attr the Python wrappers set on a tensor_scatter whose input is an
-// argument of the compiled function outside any loop (ops.py): XLA would
-// copy it before an in-place call, and our core copies it faster, in the
-// same pass as the updates, into an output of its own.
+// ... and a gather with at least this many elements in rows of at least
+// kOursFromSlice, when nothing fuses it: XLA's gather on its own then is
+// slower than ours at every such size measured (docs/performance.md).
+constexpr int64_t kOursGatherFromElements = int64_t{1} << 20;
+constexpr int64_t kOursFromSlice = 32;
+
+// The attrs the Python wrappers set (tf_scatter_ops/xla_sites.py): on a
+// tensor_scatter whose input is an argument of the compiled function outside
+// any loop (XLA would copy it before an in-place call; our core copies it
+// faster, in the same pass as the updates, into an output of its own), and
+// on a gather that no consumer can fuse.
 constexpr char kFreshOutputAttr[] = "_tfso_fresh_output";
+constexpr char kLoneGatherAttr[] = "_tfso_lone_gather";
 
 enum class Path { kAuto, kOurs, kXla };
 
@@ -84,6 +94,9 @@ class XlaKernel : public ::tensorflow::XlaOpKernel {
     if (!::tensorflow::TryGetNodeAttr(c->def(), kFreshOutputAttr, &fresh_output_)) {
       fresh_output_ = false;
     }
+    if (!::tensorflow::TryGetNodeAttr(c->def(), kLoneGatherAttr, &lone_gather_)) {
+      lone_gather_ = false;
+    }
   }
 
  protected:
@@ -99,7 +112,12 @@ class XlaKernel : public ::tensorflow::XlaOpKernel {
       if (s.is_dynamic()) return false;
     }
     if (path == Path::kOurs) return true;
-    return !gather && call.form.n * call.form.slice >= kOursFromElements;
+    const int64_t elements = call.form.n * call.form.slice;
+    if (gather) {
+      return lone_gather_ && call.form.slice >= kOursFromSlice &&
+             elements >= kOursGatherFromElements;
+    }
+    return elements >= kOursFromElements;
   }
 
   // Sets output 0 to a call of our target on `operands` (`indices` is the
@@ -140,6 +158,7 @@ class XlaKernel : public ::tensorflow::XlaOpKernel {
   const std::string op_;
   bool ignore_ = false;
   bool fresh_output_ = false;
+  bool lone_gather_ = false;
 };
 
 // tensor_scatter_nd_*: tensor, indices, updates.
