@@ -64,8 +64,8 @@ XlaOp LikeDynamic(XlaOp op, XlaOp like, const xla::Shape& like_shape,
 // A tensor of `value`s with the dimensions of `like`, dynamic ones included.
 XlaOp FilledLike(XlaOp value, XlaOp like, const xla::Shape& like_shape) {
   const auto dims = like_shape.dimensions();
-  return LikeDynamic(xla::Broadcast(value, std::vector<int64_t>(dims.begin(), dims.end())), like, like_shape,
-                     Iota(0, like_shape.dimensions_size()));
+  const XlaOp filled = xla::Broadcast(value, std::vector<int64_t>(dims.begin(), dims.end()));
+  return LikeDynamic(filled, like, like_shape, Iota(0, like_shape.dimensions_size()));
 }
 
 // Indices of a type that XLA's scatter and gather take on every backend.
@@ -205,7 +205,8 @@ absl::StatusOr<XlaOp> HloScatter(Combine combine, XlaOp target, XlaOp indices,
 
 XlaOp HloZeros(xla::XlaBuilder* b, const xla::Shape& shape) {
   const auto dims = shape.dimensions();
-  return xla::Broadcast(xla::Zero(b, shape.element_type()), std::vector<int64_t>(dims.begin(), dims.end()));
+  return xla::Broadcast(xla::Zero(b, shape.element_type()),
+                        std::vector<int64_t>(dims.begin(), dims.end()));
 }
 
 absl::StatusOr<XlaOp> HloGather(XlaOp params, XlaOp indices, bool ignore) {
@@ -223,7 +224,8 @@ absl::StatusOr<XlaOp> HloGather(XlaOp params, XlaOp indices, bool ignore) {
     std::vector<int64_t> dims(is.dimensions().begin(), is.dimensions().end() - 1);
     for (int64_t d = depth; d < rank; ++d) dims.push_back(ps.dimensions(d));
     XlaOp out = xla::Broadcast(zero, dims);
-    out = LikeDynamic(out, indices, is, Iota(0, is.dimensions_size()));  // (the depth dim is static)
+    // (the indices' last dimension, the depth, is static and not mapped)
+    out = LikeDynamic(out, indices, is, Iota(0, is.dimensions_size()));
     for (int64_t d = depth; d < rank; ++d) {
       if (ps.is_dynamic_dimension(d)) {
         out = xla::SetDimensionSize(out, xla::GetDimensionSize(params, d), last + d - depth);

@@ -12,10 +12,11 @@
 // fused); a large row gather that nothing fuses (the wrappers mark it, see
 // tf_scatter_ops/xla_sites.py) runs ours, which is faster than XLA's gather
 // on its own. TF_SCATTER_OPS_XLA=ours or =xla forces one of them where it
-// applies (for comparisons); unset or "auto" chooses as above. Registered straight on
-// XLA's CPU compilation device, which works whenever the library is loaded
-// (XLA's own op registry takes no new ops once it has compiled something).
-// Built when TFSO_XLA is set (tools/tf_flags.py).
+// applies (for comparisons); unset or "auto" chooses as above.
+//
+// Registered straight on XLA's CPU compilation device, which works whenever
+// the library is loaded (XLA's own op registry takes no new ops once it has
+// compiled something). Built when TFSO_XLA is set (tools/tf_flags.py).
 #if TFSO_XLA
 
 #include <cstdlib>
@@ -100,8 +101,8 @@ class XlaKernel : public ::tensorflow::XlaOpKernel {
   }
 
  protected:
-  // Whether our kernel runs this call site: only operands of static shape
-  // can be passed to a custom call.
+  // Whether our kernel runs this call site (only operands of static shape
+  // can be passed to a custom call).
   absl::StatusOr<bool> Ours(XlaOpKernelContext* ctx, const std::vector<int>& operands,
                             const XlaCall& call, bool gather) {
     Path path;
