@@ -217,7 +217,6 @@ class XlaGatherNd : public XlaKernel {
     auto ours = Ours(ctx, {0, 1}, call, /*gather=*/true);
     OP_REQUIRES_OK(ctx, ours.status());
     if (*ours) {
-      call.gather = true;
       EmitCall(ctx, {0, 1}, 0, 1, call, shape, /*in_place=*/false);
       return;
     }
