@@ -39,12 +39,21 @@ TFSO_GPU ?= $(if $(NVCC),1,0)
 CUDA_HOME ?= $(realpath $(shell $(NVCC) --dryrun -c -x cu /dev/null -o /dev/null 2>&1 | sed -n 's/^#\$$ TOP=//p'))
 CU_SRCS := $(wildcard cc/kernels/cuda/*.cu.cc)
 CU_HDRS := $(wildcard cc/kernels/common/*.h cc/kernels/cuda/*.h cc/kernels/cuda/*.cuh)
-# nvcc's flags, shared with bazel (third_party/tf/tf_configure.bzl).
+# nvcc's flags, shared with bazel (third_party/tf/tf_configure.bzl), and the
+# architectures: every one from sm_75 that this nvcc can target, or
+# $TFSO_CUDA_ARCHS (tools/cuda_archs.sh). A change of the list rebuilds the
+# CUDA objects.
 NVCCFLAGS := $(shell cat tools/nvcc_flags)
 ifeq ($(TFSO_GPU),1)
+CUDA_ARCH_FLAGS := $(shell tools/cuda_archs.sh $(NVCC) || echo FAILED)
+ifneq ($(filter FAILED,$(CUDA_ARCH_FLAGS)),)
+$(error tools/cuda_archs.sh failed (see above))
+endif
+NVCCFLAGS += $(CUDA_ARCH_FLAGS)
+$(shell mkdir -p $(BUILD) && echo '$(CUDA_ARCH_FLAGS)' | cmp -s - $(BUILD)/cuda_archs || echo '$(CUDA_ARCH_FLAGS)' > $(BUILD)/cuda_archs)
 OBJS += $(patsubst cc/%.cu.cc,$(BUILD)/%.cu.o,$(CU_SRCS))
 GPU_CXXFLAGS := -DTFSO_WITH_CUDA=1
-GPU_LDFLAGS := -L$(CUDA_HOME)/lib64 -l:libcudart_static.a -ldl -lpthread -lrt
+GPU_LDFLAGS := -L$(CUDA_HOME)/lib64 -l:libcudart_static.a -lpthread -lrt
 endif
 
 .PHONY: all library install demo test test-python bench bazel clean
@@ -72,13 +81,13 @@ $(BUILD)/tf_flags.mk: $(TF_FLAGS_DEPS) tools/tf_flags.py
 -include $(BUILD)/tf_flags.mk
 
 CXXFLAGS := -O3 -fPIC -Wall -Wno-sign-compare -Wno-deprecated-declarations -Wno-interference-size -fvisibility=hidden -Icc/kernels $(TF_CFLAGS) -DTFSO_TF_VERSION=$(TF_VERSION) $(GPU_CXXFLAGS)
-LDFLAGS := -shared $(TF_LFLAGS) -Wl,-rpath,'$$ORIGIN/../tensorflow' -Wl,-O1 $(GPU_LDFLAGS)
+LDFLAGS := -shared $(TF_LFLAGS) -Wl,-rpath,'$$ORIGIN/../tensorflow' -Wl,-O1 $(GPU_LDFLAGS) -ldl
 
 $(BUILD)/%.o: cc/%.cc $(HDRS) $(BUILD)/tf_flags.mk $(BUILD)/gpu-$(TFSO_GPU).stamp
 	mkdir -p $(dir $@)
 	$(CXX) $(CXXFLAGS) -c $< -o $@
 
-$(BUILD)/%.cu.o: cc/%.cu.cc $(CU_HDRS) | $(BUILD)/include/cuda/.made
+$(BUILD)/%.cu.o: cc/%.cu.cc $(CU_HDRS) $(BUILD)/cuda_archs | $(BUILD)/include/cuda/.made
 	mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) -I$(BUILD)/include/cuda -x cu -c $< -o $@
 

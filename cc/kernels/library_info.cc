@@ -1,8 +1,12 @@
 // What the library tells Python about itself (tf_scatter_ops/_loader.py and
 // _stamp.py): the TensorFlow it was built against and whether it has GPU and
 // XLA kernels (read from the file before it is loaded), and, once loaded, the
-// ISA its vectorised loops use and the best the CPU has (cpu_features.h).
+// ISA its vectorised loops use and the best the CPU has (cpu_features.h),
+// and what the GPU gate found and decided (gpu_gate.h; tf_scatter_ops/gpu.py).
+#include <string>
+
 #include "cpu/cpu_features.h"
+#include "gpu_gate.h"
 
 // Marks the .so with the TensorFlow it was compiled against (the build
 // passes TFSO_TF_VERSION from tf.__version__; pip's headers do not define
@@ -34,4 +38,21 @@ tf_scatter_ops_active_isa() {
 extern "C" __attribute__((used, visibility("default"))) const char*
 tf_scatter_ops_cpu_isa() {
   return tf_scatter_ops::IsaName(tf_scatter_ops::CpuIsa());
+}
+
+// This process's GPU facts and decision, and the decision for facts given in
+// the same text form (the tests inject them).
+extern "C" __attribute__((used, visibility("default"))) const char*
+tf_scatter_ops_gpu_status() {
+  static const std::string* text = new std::string(
+      tf_scatter_ops::FactsText(tf_scatter_ops::ProcessGpuFacts()) +
+      tf_scatter_ops::DecisionText(tf_scatter_ops::ProcessGpuDecision()));
+  return text->c_str();
+}
+
+extern "C" __attribute__((used, visibility("default"))) const char*
+tf_scatter_ops_gpu_decide(const char* facts) {
+  thread_local std::string text;
+  text = tf_scatter_ops::DecisionText(tf_scatter_ops::DecideGpu(tf_scatter_ops::ParseFacts(facts)));
+  return text.c_str();
 }

@@ -14,6 +14,7 @@
 #include "common/reducers.h"
 #include "cpu/gather_cpu.h"
 #include "cpu/scatter_cpu.h"
+#include "gpu_gate.h"
 #include "shape_checks.h"
 #include "tf_adapters.h"
 #if TFSO_WITH_CUDA
@@ -239,12 +240,24 @@ class GatherNdOp : public PolicyKernel {
 #define TFSO_CALL_GPU_ALL_TYPES(m) TFSO_GPU_ALL_DTYPES(TFSO_TF_CALL, m)
 #define TFSO_CALL_GPU_ADD_TYPES(m) TFSO_CALL_ADD_TYPES(m)
 #define TFSO_CALL_GPU_MINMAX_TYPES(m) TFSO_CALL_MINMAX_TYPES(m)
-// EXTRA: further builder calls, e.g. .HostMemory("shape").
+// EXTRA: further builder calls, e.g. .HostMemory("shape"). Registered only
+// where the GPU gate (gpu_gate.h) finds that the kernels can run: elsewhere
+// TensorFlow places the ops on the CPU.
 #define TFSO_REGISTER_GPU(OP_NAME, TYPE_ATTR, T, EXTRA, KERNEL, ...)    \
-  REGISTER_KERNEL_BUILDER(Name("TfScatter>" OP_NAME)                    \
-                              .Device(::tensorflow::DEVICE_GPU)         \
-                              .TypeConstraint<T>(TYPE_ATTR) EXTRA,      \
-                          KERNEL<GpuBackend, T, ##__VA_ARGS__>)
+  TFSO_REGISTER_GPU_AT(__COUNTER__, OP_NAME, TYPE_ATTR, T, EXTRA, KERNEL, ##__VA_ARGS__)
+#define TFSO_REGISTER_GPU_AT(ctr, ...) TFSO_REGISTER_GPU_IMPL(ctr, __VA_ARGS__)
+#define TFSO_REGISTER_GPU_IMPL(ctr, OP_NAME, TYPE_ATTR, T, EXTRA, KERNEL, ...)           \
+  [[maybe_unused]] static const bool tfso_gpu_kernel_##ctr =                             \
+      ::tf_scatter_ops::GpuKernelsRegistered() &&                                        \
+      (::tensorflow::kernel_factory::OpKernelRegistrar(                                  \
+           ::tensorflow::register_kernel::Name("TfScatter>" OP_NAME)                     \
+               .Device(::tensorflow::DEVICE_GPU)                                         \
+               .TypeConstraint<T>(TYPE_ATTR) EXTRA.Build(),                              \
+           #KERNEL "<GpuBackend, " #T ", " #__VA_ARGS__ ">",                             \
+           [](::tensorflow::OpKernelConstruction* c) -> ::tensorflow::OpKernel* {        \
+             return new KERNEL<GpuBackend, T, ##__VA_ARGS__>(c);                         \
+           }),                                                                           \
+       true)
 #else
 #define TFSO_CALL_GPU_MINMAX_TYPES(m)
 #define TFSO_CALL_GPU_ADD_TYPES(m)

@@ -57,11 +57,17 @@ def _cuda_home(ctx, nvcc):
 def _cuda_configure_impl(ctx):
     """The CUDA toolkit of the nvcc on the PATH (or $NVCC), for the GPU
     kernels of `bazel build --config=cuda`: nvcc's path and flags (the
-    Makefile's, tools/nvcc_flags) and cudart as a static library."""
+    Makefile's: tools/nvcc_flags and the architectures of tools/cuda_archs.sh,
+    $TFSO_CUDA_ARCHS if set) and cudart as a static library."""
     flags = ctx.read(Label("//:tools/nvcc_flags")).strip()
     nvcc = ctx.os.environ.get("NVCC") or ctx.which("nvcc")
     found = nvcc != None
     if found:
+        ctx.path(Label("//:tools/cuda_archs"))  # the default list: a change reruns this rule
+        archs = ctx.execute([ctx.path(Label("//:tools/cuda_archs.sh")), str(nvcc)])
+        if archs.return_code != 0:
+            fail("tools/cuda_archs.sh: " + archs.stderr)
+        flags += " " + archs.stdout.strip()
         ctx.symlink(_cuda_home(ctx, nvcc) + "/lib64/libcudart_static.a", "lib/libcudart_static.a")
         cudart = """
 cc_library(
@@ -83,6 +89,6 @@ cc_library(name = "cudart_static")
 
 cuda_configure = repository_rule(
     implementation = _cuda_configure_impl,
-    environ = ["CUDA_HOME", "NVCC", "PATH"],
+    environ = ["CUDA_HOME", "NVCC", "PATH", "TFSO_CUDA_ARCHS"],
     local = True,
 )

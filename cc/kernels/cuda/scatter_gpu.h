@@ -59,6 +59,17 @@ const char* Scatter(Call& call, const T* updates, const T* init, Init mode,
 template <typename T>
 const char* Gather(Call& call, const T* params, T* out);
 
+// What the core was built with (build_info.cu.cc): the CUDA runtime it links
+// (CUDART_VERSION, e.g. 13000) and the architectures in its fatbin, SASS for
+// each of `sass` and PTX for `ptx` (tools/cuda_archs.sh).
+struct BuildInfo {
+  int runtime;
+  const int* sass;
+  int num_sass;
+  int ptx;
+};
+BuildInfo Built();
+
 // The core's element type for each dtype name of common/dtypes.h.
 using dtype_bfloat16 = BF16;
 using dtype_half = F16;
