@@ -8,7 +8,10 @@ endif
 
 CU_OBJS := $(patsubst cc/%.cu.cc,$(BUILD)/%.cu.o,$(CU_SRCS))
 gpu-harness: $(BUILD)/gpu_harness
+# Its own code for one architecture only: this build is a compile and link
+# check (gpu_check.sh builds everything for the GPU it runs on).
+HARNESS_NVCCFLAGS := $(shell cat tools/nvcc_flags) -gencode arch=compute_75,code=sm_75
 $(BUILD)/gpu_harness: tools/gpu_harness.cu $(CU_OBJS) $(CU_HDRS)
-	$(NVCC) $(NVCCFLAGS) -I$(BUILD)/include/cuda -x cu -c tools/gpu_harness.cu -o $(BUILD)/gpu_harness.o
+	$(NVCC) $(HARNESS_NVCCFLAGS) -I$(BUILD)/include/cuda -x cu -c tools/gpu_harness.cu -o $(BUILD)/gpu_harness.o
 	$(NVCC) $(NVCCFLAGS) $(BUILD)/gpu_harness.o $(CU_OBJS) -o $@
 	@echo "built $@ (run it on a GPU machine with tools/gpu_check.sh)"

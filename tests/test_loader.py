@@ -74,13 +74,16 @@ def test_missing_library_is_an_import_error_that_says_how_to_build(tmp_path):
 
 
 def test_built_with_gpu_reads_the_loaded_library(tmp_path):
-    """tso.built_with_gpu() says what the loaded library holds: the build's
-    stamp, and the GPU kernels registered for TensorFlow to place."""
+    """tso.built_with_gpu() says what the loaded library holds (the build's
+    stamp); the GPU kernels are registered where it holds them and the gate
+    lets them run (gpu_status(), test_gpu_gate.py)."""
     import tf_scatter_ops as tso
     from tensorflow.python.framework import kernels
     gpu_kernels = [k for k in kernels.get_registered_kernels_for_op("TfScatter>TensorScatterAdd").kernel
                    if k.device_type == "GPU"]
-    assert tso.built_with_gpu() == bool(gpu_kernels)
+    assert bool(gpu_kernels) == tso.gpu_status()["registered"]
+    assert tso.built_with_gpu() == tso.gpu_status()["built_with_gpu"]
+    assert tso.built_with_gpu() or not gpu_kernels
     fake = tmp_path / "lib.so"
     fake.write_bytes(b"\0TF_SCATTER_OPS_BUILT_AGAINST_TF=2.21.0;TF_SCATTER_OPS_GPU=0;\0")
     assert tso.built_with_gpu(str(fake)) is False

@@ -1,12 +1,15 @@
 """Checks built wheels: the ops library inside, libtensorflow_framework never,
 the metadata pins the TensorFlow version given and, with --gpu, the library
-carries the GPU kernels.
+carries the GPU kernels with code for every architecture of a default build
+(fatbin.py).
 
     python wheel_check.py TF_VERSION [--gpu] WHEEL...
 """
 
 import sys
 import zipfile
+
+import fatbin
 
 
 def check(wheel, tf_version, gpu):
@@ -16,6 +19,8 @@ def check(wheel, tf_version, gpu):
         library = z.read("tf_scatter_ops/_tf_scatter_ops.so")
         if gpu:
             assert b"TF_SCATTER_OPS_GPU=1;" in library, f"{wheel}: built without the GPU kernels"
+            archs, expected = fatbin.archs(library), fatbin.default_archs()
+            assert archs == expected, f"{wheel}: GPU code for {archs}, a default build has {expected}"
         assert not any("libtensorflow_framework" in n for n in names), f"{wheel}: vendors TF"
         metadata = z.read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
     requires = [line.split(":", 1)[1].strip() for line in metadata.splitlines()
@@ -23,7 +28,8 @@ def check(wheel, tf_version, gpu):
     # the distribution that installed TensorFlow where the wheel was built
     assert any(r.split("==")[0] in ("tensorflow", "tensorflow-cpu", "tensorflow_cpu") and
                r.endswith(f"=={tf_version}") for r in requires), f"{wheel}: requires {requires}"
-    kernels = "CPU and GPU" if b"TF_SCATTER_OPS_GPU=1;" in library else "CPU"
+    kernels = (f"CPU and GPU ({' '.join(fatbin.archs(library))})"
+               if b"TF_SCATTER_OPS_GPU=1;" in library else "CPU")
     print(f"wheel ok: {wheel} (requires {', '.join(requires)}; {kernels} kernels)")
 
 

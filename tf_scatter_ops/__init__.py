@@ -8,9 +8,11 @@ TensorFlowVersionMismatchError), registers the gradients and the example
 Keras layer. `scatter_nd_update/add/sub/min/max` update variables in place.
 `patch_tensorflow()` routes `tf.scatter_nd`, `tf.tensor_scatter_nd_*`,
 `tf.gather_nd`, `tf.compat.v1.scatter_nd_update/add/sub` and the variables'
-`scatter_nd_*` methods to the plugin.
+`scatter_nd_*` methods to the plugin. `gpu_status()` says whether the GPU
+kernels run here and why.
 """
 
+from tf_scatter_ops import gpu as _gpu
 from tf_scatter_ops import gradients as _gradients  # noqa: F401  (registers)
 from tf_scatter_ops._loader import (
     TensorFlowVersionMismatchError,
@@ -20,6 +22,7 @@ from tf_scatter_ops._loader import (
     cpu_isa,
     load,
 )
+from tf_scatter_ops.gpu import gpu_status
 from tf_scatter_ops.ops import (
     gather_nd,
     scatter_nd,
@@ -43,6 +46,7 @@ from tf_scatter_ops.variables import (
 )
 
 load()  # registers the TfScatter> ops at import, not on first use
+_gpu.warn_if_stepped_aside()
 
 try:  # the example layer, registered for keras.models.load_model
     from tf_scatter_ops.keras_layers import ScatterAccumulate
@@ -57,6 +61,7 @@ __all__ = [
     "built_with_xla",
     "cpu_isa",
     "gather_nd",
+    "gpu_status",
     "is_patched",
     "load",
     "patch_tensorflow",

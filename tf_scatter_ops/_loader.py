@@ -54,7 +54,7 @@ def built_against(path=None):
 def built_with_gpu(path=None):
     """Whether the library (the installed one, or `path`) holds the GPU
     kernels: builds made where nvcc was found do (make, pip, bazel
-    --config=cuda)."""
+    --config=cuda). Whether they run here: gpu_status()."""
     return _built_with(path or _loaded_path or library_path(), "GPU")
 
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # nvcc's flags for the GPU architectures of a build: SASS for each, PTX for
-# the newest, and the list as macros for the CUDA core's BuildInfo
-# (cc/kernels/cuda/build_info.cu.cc).
+# the newest, named in a macro for the CUDA core's BuildInfo
+# (cc/kernels/cuda/build_info.cu.cc; nvcc itself lists the others).
 #
 #   tools/cuda_archs.sh NVCC
 #
@@ -51,5 +51,4 @@ for a in "${archs[@]}"; do
     flags+=" -gencode arch=compute_$a,code=sm_$a"
   fi
 done
-list=$(IFS=,; echo "${archs[*]}")
-echo "$flags -DTFSO_CUDA_SASS=$list -DTFSO_CUDA_PTX=$newest" | sed 's/^ //'
+echo "$flags -DTFSO_CUDA_PTX=$newest" | sed 's/^ //'

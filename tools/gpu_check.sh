@@ -9,12 +9,14 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${GPU_CHECK_OUT:-build/gpu_check}
-arch=${GPU_ARCH:-native}
+# The architectures of this machine's GPUs (or $GPU_ARCH, e.g. 90).
+archflags=$(TFSO_CUDA_ARCHS=${GPU_ARCH:-native} tools/cuda_archs.sh nvcc) || exit 2
 rm -rf "$out/obj" && mkdir -p "$out/obj"
 # The CUDA core sees only its own folders (cc/kernels/common, cuda).
 mkdir -p "$out/include"
 for d in common cuda; do ln -sfn "$PWD/cc/kernels/$d" "$out/include/$d"; done
-flags=(-std=c++17 -O3 -DCUB_WRAPPED_NAMESPACE=tfso_cub -arch="$arch" -I"$out/include")
+read -ra flags <<< "$(cat tools/nvcc_flags) $archflags"
+flags+=(-I"$out/include")
 
 echo "== build ($(nvcc --version | tail -1))"
 start=$SECONDS

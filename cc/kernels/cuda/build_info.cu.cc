@@ -1,20 +1,27 @@
-// What the CUDA core was built with (scatter_gpu.h, BuildInfo). The build
-// passes the architectures it compiles for (tools/cuda_archs.sh).
+// What the CUDA core was built with (scatter_gpu.h, BuildInfo): nvcc lists
+// the architectures it compiles for in __CUDA_ARCH_LIST__ (750 for sm_75),
+// each of them as SASS (tools/cuda_archs.sh); the build names the one that
+// also goes in as PTX.
 #include <cuda_runtime_api.h>
 
 #include "cuda/scatter_gpu.h"
 
-#if !defined(TFSO_CUDA_SASS) || !defined(TFSO_CUDA_PTX)
-#error "build with the flags of tools/cuda_archs.sh (-DTFSO_CUDA_SASS=..., -DTFSO_CUDA_PTX=...)"
+#if !defined(__CUDA_ARCH_LIST__) || !defined(TFSO_CUDA_PTX)
+#error "build with nvcc and the flags of tools/cuda_archs.sh"
 #endif
 
 namespace tf_scatter_ops {
 namespace gpu {
 
 BuildInfo Built() {
-  static constexpr int kSass[] = {TFSO_CUDA_SASS};
-  return {CUDART_VERSION, kSass, static_cast<int>(sizeof(kSass) / sizeof(kSass[0])),
-          TFSO_CUDA_PTX};
+  static constexpr int kList[] = {__CUDA_ARCH_LIST__};
+  constexpr int kCount = sizeof(kList) / sizeof(kList[0]);
+  static const int* sass = [] {
+    int* s = new int[kCount];
+    for (int i = 0; i < kCount; ++i) s[i] = kList[i] / 10;
+    return s;
+  }();
+  return {CUDART_VERSION, sass, kCount, TFSO_CUDA_PTX};
 }
 
 }  // namespace gpu

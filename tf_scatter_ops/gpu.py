@@ -1,0 +1,156 @@
+"""Whether the GPU kernels run in this process, and why.
+
+When the library loads, it asks the NVIDIA driver (NVML, else the driver API;
+no CUDA context is created) which CUDA version it supports and which GPUs
+are visible, and registers its GPU kernels only if the driver supports the
+CUDA runtime they were linked with and every visible GPU has code for it in
+the library (cc/kernels/gpu_gate.h). Otherwise it registers none: TensorFlow
+places the ops on the CPU, where they work, and the import warns once when
+GPUs are visible.
+
+`TF_SCATTER_OPS_GPU=0` never registers the GPU kernels; `=1` registers them
+without asking the driver.
+"""
+
+import ctypes
+import warnings
+
+from tf_scatter_ops import _loader
+
+SETTING_ENV = "TF_SCATTER_OPS_GPU"
+HOW_TO_BUILD = (
+    "To run them on this machine's GPUs, build the library with a CUDA toolkit that "
+    "the driver supports and that targets these GPUs: `NVCC=/path/to/cuda/bin/nvcc make` "
+    "in a clone, or `NVCC=/path/to/cuda/bin/nvcc pip install --no-cache-dir .` "
+    "(TFSO_CUDA_ARCHS chooses the architectures; docs/gpu.md)."
+)
+
+
+def gpu_status():
+    """What the library found when it loaded and what it decided, as a dict:
+
+    registered: whether the GPU kernels are registered; why: the reason, in words;
+    built_with_gpu; runtime: the CUDA runtime linked ("13.0"); library_archs:
+    the code in the library (["sm_75", ..., "compute_120"]); driver: the CUDA
+    version the driver supports ("12.2"), driver_source ("nvml" or "cuda"), both
+    None without a driver; devices: one dict per GPU found (index, name, uuid,
+    capability, visible, code: what it runs, "sm_90", "compute_120" or None);
+    cuda_visible_devices; setting: $TF_SCATTER_OPS_GPU as read.
+    """
+    _loader.load()
+    return _status(_call("tf_scatter_ops_gpu_status"))
+
+
+def decide(facts):
+    """The decision of the library's gate for the given facts (a dict in the
+    form of gpu_status(): built_with_gpu, runtime, library_archs, driver,
+    driver_source, devices with capability (and name, uuid),
+    cuda_visible_devices, cuda_device_order, setting), in gpu_status()'s form.
+    For tests: the gate of this process decided from the real facts."""
+    _loader.load()
+    text = _facts_text(facts)
+    return _status(text + _call("tf_scatter_ops_gpu_decide", text.encode()))
+
+
+def _call(name, *args):
+    function = getattr(ctypes.CDLL(_loader.loaded_path() or _loader.library_path()), name)
+    function.restype = ctypes.c_char_p
+    function.argtypes = [ctypes.c_char_p] * len(args)
+    return function(*args).decode()
+
+
+def _version_number(text):  # "12.2" -> 12020
+    if not text:
+        return 0
+    major, _, minor = str(text).partition(".")
+    return int(major) * 1000 + int(minor or 0) * 10
+
+
+def _version_text(number):
+    return f"{number // 1000}.{number % 1000 // 10}" if number else None
+
+
+def _one_line(value):
+    return str(value).replace("\n", " ")
+
+
+def _facts_text(f):
+    archs = list(f.get("library_archs", ()))
+    sass = [a[3:] for a in archs if a.startswith("sm_")]
+    ptx = [a[8:] for a in archs if a.startswith("compute_")]
+    lines = [
+        f"built_with_gpu={int(bool(f.get('built_with_gpu', True)))}",
+        f"runtime={_version_number(f.get('runtime'))}",
+        f"sass={','.join(sass)}",
+        f"ptx={ptx[-1] if ptx else 0}",
+        f"driver_source={f.get('driver_source') or ''}",
+        f"driver={_version_number(f.get('driver'))}",
+        f"devices_are_visible={int(bool(f.get('devices_are_visible', False)))}",
+        f"order={_one_line(f.get('cuda_device_order') or '')}",
+        f"setting={_one_line(f.get('setting') or '')}",
+        f"probe_error={_one_line(f.get('probe_error') or '')}",
+    ]
+    if f.get("cuda_visible_devices") is not None:
+        lines.append(f"visible={_one_line(f['cuda_visible_devices'])}")
+    for i, d in enumerate(f.get("devices", ())):
+        lines.append(f"device={d.get('index', i)}|{d['capability']}|"
+                     f"{_one_line(d.get('uuid', ''))}|{_one_line(d.get('name', ''))}")
+    return "\n".join(lines) + "\n"
+
+
+def _status(text):
+    """gpu_status()'s dict from the library's facts and decision lines."""
+    values, devices, codes = {}, [], {}
+    for line in text.splitlines():
+        key, sep, value = line.partition("=")
+        if not sep:
+            continue
+        if key == "device":
+            index, capability, uuid, name = value.split("|", 3)
+            devices.append({"index": int(index), "name": name, "uuid": uuid,
+                            "capability": capability})
+        elif key == "code":
+            index, code = value.split("|", 1)
+            codes[int(index)] = code or None
+        else:
+            values[key] = value
+    for position, d in enumerate(devices):
+        d["visible"] = position in codes
+        d["code"] = codes.get(position)
+    sass = [f"sm_{a}" for a in values.get("sass", "").split(",") if a]
+    ptx = int(values.get("ptx") or 0)
+    return {
+        "registered": values.get("registered") == "1",
+        "why": values.get("why", ""),
+        "warn": values.get("warn") == "1",
+        "built_with_gpu": values.get("built_with_gpu") == "1",
+        "runtime": _version_text(int(values.get("runtime") or 0)),
+        "library_archs": sass + ([f"compute_{ptx}"] if ptx else []),
+        "driver": _version_text(int(values.get("driver") or 0)) if values.get("driver_source") else None,
+        "driver_source": values.get("driver_source") or None,
+        "devices": devices,
+        "cuda_visible_devices": values.get("visible"),
+        "setting": values.get("setting") or None,
+    }
+
+
+_warned = False
+
+
+def warn_if_stepped_aside():
+    """Warns once (at import) when GPUs are visible but the GPU kernels cannot
+    run on them, or when $TF_SCATTER_OPS_GPU holds a value the library ignores."""
+    global _warned
+    if _warned:
+        return
+    _warned = True
+    status = gpu_status()
+    if status["setting"] not in (None, "0", "1"):
+        warnings.warn(f"tf_scatter_ops: {SETTING_ENV}={status['setting']!r} ignored "
+                      "(0: never register the GPU kernels, 1: always)", RuntimeWarning,
+                      stacklevel=3)
+    if status["warn"]:
+        warnings.warn(
+            f"tf_scatter_ops: the GPU kernels are not registered: {status['why']}. Ops placed "
+            "on a GPU run on the CPU instead (correct, with copies to and from the GPU). "
+            + HOW_TO_BUILD, RuntimeWarning, stacklevel=3)
