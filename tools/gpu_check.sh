@@ -2,8 +2,10 @@
 # GPU check of the CUDA core, for a machine with nvcc and a CUDA GPU (PyTorch
 # optional; TensorFlow not needed). Builds tools/gpu_harness.cu with the core
 # (cc/kernels/cuda/*.cu.cc) for the local GPU, runs the correctness,
-# determinism and timing checks, then, when PyTorch is importable, times
-# torch on the same data and cross-checks our results. Prints a table last.
+# determinism and timing checks of every op, then, when PyTorch is
+# importable, times torch on the same data and cross-checks our results;
+# then times the CPU core at 1 to 16 threads (tools/cpu_scaling.cc). Prints
+# one summary table last.
 #
 #   tools/gpu_check.sh [--quick]        (output in $GPU_CHECK_OUT, default build/gpu_check)
 set -uo pipefail
@@ -30,14 +32,37 @@ nvcc "${flags[@]}" "$out"/obj/*.o -o "$out/gpu_harness" || { echo "LINK FAILED";
 echo "built in $((SECONDS - start)) s"
 
 echo "== harness"
-"$out/gpu_harness" "$@" --dump "$out" | tee "$out/harness.txt"
+"$out/gpu_harness" "$@" --dump "$out" 2>&1 | tee "$out/harness.txt"
 status=${PIPESTATUS[0]}
 
 if python3 -c "import torch; assert torch.cuda.is_available()" 2>/dev/null; then
   echo "== torch on the same data"
-  python3 tools/gpu_torch_bench.py "$out" || status=1
+  python3 tools/gpu_torch_bench.py "$out" | tee "$out/torch.txt"
+  [[ ${PIPESTATUS[0]} == 0 ]] || status=1
 else
   echo "== PyTorch not importable (or no CUDA in it): timings against the copy bandwidth only"
-  sed -n '/^copy bandwidth/,$p' "$out/harness.txt"
+  sed -n '/^copy bandwidth/,$p' "$out/harness.txt" | tee "$out/torch.txt"
 fi
+
+# The TF-free CPU core on this machine's cores, at 1 to 16 threads, on
+# production's scheduler (tools/cpu_scaling.cc; every thread count must give
+# the same bits).
+echo "== CPU core thread scaling"
+mkdir -p "$out/include/cpu-only"
+for d in common cpu; do ln -sfn "$PWD/cc/kernels/$d" "$out/include/cpu-only/$d"; done
+if g++ -O3 -std=c++17 -pthread -I"$out/include/cpu-only" -Itests/cc tools/cpu_scaling.cc \
+     -o "$out/cpu_scaling"; then
+  "$out/cpu_scaling" --threads "${CPU_SCALING_THREADS:-1,2,4,8,16}" | tee "$out/scaling.txt"
+  [[ ${PIPESTATUS[0]} == 0 ]] || status=1
+else
+  echo "CPU SCALING BUILD FAILED" | tee "$out/scaling.txt"
+  status=1
+fi
+
+# One table at the end: what passed, the GPU times, the CPU scaling.
+echo
+echo "== summary ($(nvcc --version | tail -1); $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1))"
+grep -E "^device:|^core:|cases, [0-9]+ failures|^correctness:|^HARNESS|^FAIL|\.cu:[0-9]+:" "$out/harness.txt"
+sed -n '/ours ms\|^copy bandwidth/,$p' "$out/torch.txt"
+grep -vE "^W[0-9]: " "$out/scaling.txt"
 exit "$status"

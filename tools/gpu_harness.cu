@@ -981,6 +981,15 @@ int main(int argc, char** argv) {
   CK(cudaGetDeviceProperties(&prop, device));
   std::printf("device: %s (sm_%d%d, %d SMs)\n", prop.name, prop.major, prop.minor,
               prop.multiProcessorCount);
+  {  // what the core says it was built with (the library's GPU gate reads it)
+    const g::BuildInfo built = g::Built();
+    int driver = 0;
+    CK(cudaDriverGetVersion(&driver));
+    std::printf("core: CUDA runtime %d.%d, SASS", built.runtime / 1000, built.runtime % 1000 / 10);
+    for (int i = 0; i < built.num_sass; ++i) std::printf(" sm_%d", built.sass[i]);
+    std::printf(", PTX compute_%d; driver CUDA %d.%d\n", built.ptx, driver / 1000,
+                driver % 1000 / 10);
+  }
   if (quick) repeats = 40;
   Arena arena(size_t{256} << 20);
   Group("sticky errors (a good call after a failed one)", [&] { AfterAFailedCall(&arena); });

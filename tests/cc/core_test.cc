@@ -31,6 +31,7 @@
 #include "common/reducers.h"
 #include "cpu/gather_cpu.h"
 #include "cpu/scatter_cpu.h"
+#include "thread_pool.h"
 
 namespace tso = tf_scatter_ops;
 
@@ -87,6 +88,14 @@ tso::Parallel ThreadParallel(int threads, uint64_t seed) {
 }
 
 tso::Parallel Serial() { return tso::Parallel(); }
+
+// Production's scheduler (cpu/chunked_loop.h) on a pool of std::threads, as
+// the glue runs it on TensorFlow's intra-op pool. It splits only work large
+// enough to pay for a thread, so the big and the forced-path cases use it.
+tso::Parallel PoolParallel(int threads) {
+  static tso::ThreadPool* pool = new tso::ThreadPool(8);
+  return tso::ChunkedParallel(threads, [](std::function<void()> w) { pool->Schedule(std::move(w)); });
+}
 
 // Scratch from the heap, exactly sized (so ASan sees overruns), freed at the
 // end of the scope; or none at all, to check the out-of-memory path.
@@ -270,7 +279,9 @@ void RunCase(std::mt19937_64& rng, const Geometry& g, double bad_fraction,
     strides[d] = stride;
     stride *= g.dims[d];
   }
-  const tso::Parallel par = threads > 1 ? ThreadParallel(threads, rng()) : Serial();
+  const tso::Parallel par = threads <= 1 ? Serial()
+                            : rng() % 2  ? ThreadParallel(threads, rng())
+                                         : PoolParallel(threads);
   HeapScratch heap;
   const tso::IndexRows rows =
       tso::MakeIndexRows<Index>(idx.data(), g.n, depth, g.dims.data(), strides.data());
