@@ -148,9 +148,9 @@ def warn_if_stepped_aside():
     if status["setting"] not in (None, "0", "1"):
         warnings.warn(f"tf_scatter_ops: {SETTING_ENV}={status['setting']!r} ignored "
                       "(0: never register the GPU kernels, 1: always)", RuntimeWarning,
-                      stacklevel=3)
+                      stacklevel=2)
     if status["warn"]:
         warnings.warn(
             f"tf_scatter_ops: the GPU kernels are not registered: {status['why']}. Ops placed "
             "on a GPU run on the CPU instead (correct, with copies to and from the GPU). "
-            + HOW_TO_BUILD, RuntimeWarning, stacklevel=3)
+            + HOW_TO_BUILD, RuntimeWarning, stacklevel=2)
