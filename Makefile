@@ -96,7 +96,9 @@ $(BUILD)/%.cu.o: cc/%.cu.cc $(CU_HDRS) $(BUILD)/cuda_archs | $(BUILD)/include/cu
 $(BUILD)/gpu-$(TFSO_GPU).stamp:
 	mkdir -p $(BUILD) && rm -f $(BUILD)/gpu-*.stamp && touch $@
 
-$(SO): $(OBJS)
+# The list of objects: a source added or removed relinks the library.
+$(shell mkdir -p $(BUILD) && echo '$(OBJS)' | cmp -s - $(BUILD)/objects || echo '$(OBJS)' > $(BUILD)/objects)
+$(SO): $(OBJS) $(BUILD)/objects
 	mkdir -p $(dir $@)
 	$(CXX) -o $@ $(OBJS) $(LDFLAGS)
 

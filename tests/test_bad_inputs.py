@@ -26,9 +26,10 @@ import threading
 
 import pytest
 
-OPS = ("tensor_scatter_nd_update", "tensor_scatter_nd_add", "tensor_scatter_nd_sub",
-       "tensor_scatter_nd_min", "tensor_scatter_nd_max", "scatter_nd", "gather_nd")
-SCATTERS = OPS[:5]
+from tf_scatter_ops._table import OPS as TABLE, TENSOR_SCATTERS
+
+SCATTERS = tuple(row.py for row in TENSOR_SCATTERS)  # the op table's
+OPS = tuple(row.py for row in TABLE)
 OOB = r"indices\[{row}\] = \[{index}\] does not index into shape \[{shape}\]"
 # gathers: TensorFlow's "param shape", the row named by its position in indices' outer dims
 GATHER_OOB = r"indices\[{row}\] = \[{index}\] does not index into param shape \[{shape}\]"

@@ -5,13 +5,13 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from tf_scatter_ops._table import TENSOR_SCATTERS
 import tf_scatter_ops as tso
 from tf_scatter_ops import _loader
 
 IAE = tf.errors.InvalidArgumentError
 T4 = tf.constant([1., 2., 3., 4.])
-SCATTERS = ["tensor_scatter_nd_update", "tensor_scatter_nd_add", "tensor_scatter_nd_sub",
-            "tensor_scatter_nd_min", "tensor_scatter_nd_max"]
+SCATTERS = [row.py for row in TENSOR_SCATTERS]  # the op table's
 
 
 def all_ops(indices, updates, tensor=T4, policy=""):

@@ -5,19 +5,15 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from tf_scatter_ops._table import TENSOR_SCATTERS
 import tf_scatter_ops as tso
 from tf_scatter_ops.ops import DTYPES, INDEX_DTYPES
 import reference as ref
 
 SHAPE = (3, 4, 2)
 OUTERS = [(7,), (2, 3)]
-SCATTERS = {
-    "tensor_scatter_nd_update": "update",
-    "tensor_scatter_nd_add": "add",
-    "tensor_scatter_nd_sub": "sub",
-    "tensor_scatter_nd_min": "min",
-    "tensor_scatter_nd_max": "max",
-}
+# The op table's tensor scatters -> their reduction in reference.py.
+SCATTERS = {row.py: row.py.rsplit("_", 1)[1] for row in TENSOR_SCATTERS}
 
 
 def cases(op):

@@ -7,10 +7,11 @@ import concurrent.futures
 import numpy as np
 import tensorflow as tf
 
+from tf_scatter_ops._table import TENSOR_SCATTERS
 import tf_scatter_ops as tso
 import reference as ref
 
-OPS = ["update", "add", "sub", "min", "max"]
+OPS = [row.py.rsplit("_", 1)[1] for row in TENSOR_SCATTERS]  # the op table's
 
 
 def _case(rng, shape, depth, n):

@@ -18,11 +18,12 @@ import pytest
 import tensorflow as tf
 from tensorflow.python.ops import gen_state_ops
 
+from tf_scatter_ops._table import VARIABLE_SCATTERS
 import tf_scatter_ops as tso
 from tf_scatter_ops.ops import DTYPES as TENSOR_DTYPES, INDEX_DTYPES
 import reference as ref
 
-OPS = ("update", "add", "sub", "min", "max")
+OPS = tuple(name.rsplit("_", 1)[1] for name in VARIABLE_SCATTERS)  # the op table's
 OURS = {op: getattr(tso, f"scatter_nd_{op}") for op in OPS}
 TENSOR_OP = {op: f"tensor_scatter_nd_{op}" for op in OPS}
 # TensorFlow's resource-variable kernels, called through tf.raw_ops (never patched).

@@ -8,7 +8,7 @@ update that won (the last one in index order) gets gradient.
 
 import tensorflow as tf
 
-from tf_scatter_ops import ops
+from tf_scatter_ops import _table, ops
 
 
 def _policy(op):
@@ -19,17 +19,14 @@ def _gather(grad, indices, policy):
     return ops._raw_gather_nd(grad, indices, policy)
 
 
-@tf.RegisterGradient("TfScatter>ScatterNd")
 def _scatter_nd_grad(op, grad):
     return [None, _gather(grad, op.inputs[0], _policy(op)), None]
 
 
-@tf.RegisterGradient("TfScatter>TensorScatterAdd")
 def _add_grad(op, grad):
     return [grad, None, _gather(grad, op.inputs[1], _policy(op))]
 
 
-@tf.RegisterGradient("TfScatter>TensorScatterSub")
 def _sub_grad(op, grad):
     return [grad, None, -_gather(grad, op.inputs[1], _policy(op))]
 
@@ -53,7 +50,6 @@ def _broadcast_rows(mask, updates):
     return tf.reshape(mask, shape)
 
 
-@tf.RegisterGradient("TfScatter>TensorScatterUpdate")
 def _update_grad(op, grad):
     tensor, indices, updates = op.inputs
     policy = _policy(op)
@@ -79,10 +75,6 @@ def _min_max_grad(op, grad):
     return [share * tensor_ind, None, _gather(share, indices, policy) * update_ind]
 
 
-tf.RegisterGradient("TfScatter>TensorScatterMin")(_min_max_grad)
-tf.RegisterGradient("TfScatter>TensorScatterMax")(_min_max_grad)
-
-
 def _gather_nd_params_grad(grad, indices, shape, policy):
     """The gradient of a gather_nd from params of `shape` (int64).
 
@@ -103,21 +95,31 @@ def _gather_nd_params_grad(grad, indices, shape, policy):
     return ops.scatter_nd(tf.cast(indices, tf.int64), grad, shape, policy)
 
 
-@tf.RegisterGradient("TfScatter>GatherNd")
 def _gather_nd_grad(op, grad):
     params, indices = op.inputs
     shape = tf.shape(params, out_type=tf.int64)
     return [_gather_nd_params_grad(grad, indices, shape, _policy(op)), None]
 
 
-@tf.RegisterGradient("TfScatter>ResourceGatherNd")
 def _resource_gather_nd_grad(op, grad):
     handle, indices = op.inputs
     shape = tf.raw_ops.VariableShape(input=handle, out_type=tf.int64)
     return [_gather_nd_params_grad(grad, indices, shape, _policy(op)), None]
 
 
-# In-place variable updates have no gradient, as in TensorFlow.
-for _name in ("Update", "Add", "Sub", "Min", "Max"):
-    tf.no_gradient(f"TfScatter>ResourceScatterNd{_name}")
-    tf.no_gradient(f"TfScatter>ScatterNd{_name}")
+# The rules by the op table's gradient column, registered for every row.
+_RULES = {
+    "scatter_nd": _scatter_nd_grad,
+    "add": _add_grad,
+    "sub": _sub_grad,
+    "update": _update_grad,
+    "min_max": _min_max_grad,
+    "gather_nd": _gather_nd_grad,
+}
+for _row in _table.OPS:
+    tf.RegisterGradient("TfScatter>" + _row.op)(_RULES[_row.gradient])
+    if _row.variable and _row.kind == "GatherNd":
+        tf.RegisterGradient("TfScatter>" + _row.variable)(_resource_gather_nd_grad)
+    elif _row.variable:  # in-place variable updates have no gradient, as in TensorFlow
+        tf.no_gradient("TfScatter>Resource" + _row.variable)
+        tf.no_gradient("TfScatter>" + _row.variable)

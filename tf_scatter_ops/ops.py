@@ -25,28 +25,13 @@ import tensorflow as tf
 from tensorflow.python.framework.ops import EagerTensor as _EagerTensor
 from tensorflow.python.util import tf_stack  # private: op traceback filters
 
-from tf_scatter_ops import _loader, xla_sites
+from tf_scatter_ops import _loader, _table, xla_sites
 
 POLICIES = ("", "DEFAULT", "ERROR", "IGNORE")
 INDEX_DTYPES = (tf.int16, tf.int32, tf.int64)
 
-_ADD_DTYPES = (
-    tf.bfloat16, tf.float16, tf.float32, tf.float64, tf.complex64,
-    tf.complex128, tf.int8, tf.int16, tf.int32, tf.int64, tf.uint8,
-    tf.uint16, tf.uint32, tf.uint64,
-)
-# Value dtypes per op, as registered in cc/ops/scatter_ops.cc.
-ALL_DTYPES = _ADD_DTYPES + (tf.bool, tf.string)
-MINMAX_DTYPES = tuple(d for d in _ADD_DTYPES if not d.is_complex)
-DTYPES = {
-    "scatter_nd": ALL_DTYPES,
-    "tensor_scatter_nd_update": ALL_DTYPES,
-    "tensor_scatter_nd_add": _ADD_DTYPES,
-    "tensor_scatter_nd_sub": _ADD_DTYPES,
-    "tensor_scatter_nd_min": MINMAX_DTYPES,
-    "tensor_scatter_nd_max": MINMAX_DTYPES,
-    "gather_nd": ALL_DTYPES,
-}
+# Value dtypes per op, from the op table (cc/kernels/op_table.h).
+DTYPES = {row.py: row.dtypes for row in _table.OPS}
 # The same as sets: cheap membership tests on the eager hot path (DTypes are
 # interned, so lookups match by identity before DType.__eq__ would run).
 _DTYPE_SETS = {op: frozenset(ds) for op, ds in DTYPES.items()}
@@ -108,17 +93,10 @@ def lowering_to_xla():
     return True
 
 
-# Python name -> the op type: TensorFlow's (used under XLA), and ours with
-# the TfScatter> prefix.
-_RAW_OPS = {
-    "scatter_nd": "ScatterNd",
-    "tensor_scatter_nd_update": "TensorScatterUpdate",
-    "tensor_scatter_nd_add": "TensorScatterAdd",
-    "tensor_scatter_nd_sub": "TensorScatterSub",
-    "tensor_scatter_nd_min": "TensorScatterMin",
-    "tensor_scatter_nd_max": "TensorScatterMax",
-    "gather_nd": "GatherNd",
-}
+# Python name -> the op type: ours, after the TfScatter> prefix, and
+# TensorFlow's of the same meaning (used under XLA where ours do not apply).
+_RAW_OPS = {row.py: row.op for row in _table.OPS}
+_TF_OPS = {row.py: row.tf for row in _table.OPS}
 
 
 @functools.lru_cache(maxsize=None)  # on every eager call: build each name once
@@ -161,10 +139,9 @@ def library_op(op_type):
 def _raw_op(op, xla_ours=True):
     """The op function to call for `op` here: ours, or TensorFlow's under XLA
     where our XLA kernels do not apply (or not `xla_ours`: this call's)."""
-    op_type = _RAW_OPS[op]
     if in_xla_context() and not (xla_ours and xla_uses_our_kernels()) and lowering_to_xla():
-        return functools.partial(_lowered, op, getattr(tf.raw_ops, op_type))
-    return library_op(op_type)
+        return functools.partial(_lowered, op, getattr(tf.raw_ops, _TF_OPS[op]))
+    return library_op(_RAW_OPS[op])
 
 
 def _lowered(op, theirs, bad_indices_policy="", **inputs):

@@ -22,6 +22,7 @@ ops they were traced with.
 
 import contextlib
 import functools
+import inspect
 import itertools
 import threading
 
@@ -29,7 +30,7 @@ import tensorflow as tf
 
 from tensorflow.python.ops import ref_variable, resource_variable_ops  # the variable classes
 
-from tf_scatter_ops import ops, variables
+from tf_scatter_ops import _table, ops, variables
 
 
 @ops.public
@@ -38,15 +39,8 @@ def _v1_gather_nd(params, indices, name=None, batch_dims=0, bad_indices_policy="
     return ops.gather_nd(params, indices, batch_dims, name, bad_indices_policy)
 
 
-_V2 = {
-    "scatter_nd": ops.scatter_nd,
-    "tensor_scatter_nd_update": ops.tensor_scatter_nd_update,
-    "tensor_scatter_nd_add": ops.tensor_scatter_nd_add,
-    "tensor_scatter_nd_sub": ops.tensor_scatter_nd_sub,
-    "tensor_scatter_nd_min": ops.tensor_scatter_nd_min,
-    "tensor_scatter_nd_max": ops.tensor_scatter_nd_max,
-    "gather_nd": ops.gather_nd,
-}
+# tf.<name> -> ours, for every row of the op table.
+_V2 = {row.py: getattr(ops, row.py) for row in _table.OPS}
 
 def _v1_variable_scatter(op, use_locking):
     """tf.compat.v1.scatter_nd_*(ref, indices, updates, use_locking, name),
@@ -77,15 +71,15 @@ def _variable_method(op):
     return ops.public(method)
 
 
+# tf.compat.v1: the same, TensorFlow's second names (tensor_scatter_add, ...)
+# and the variable functions it has, with its use_locking defaults.
 _V1 = dict(
     _V2,
     gather_nd=_v1_gather_nd,
-    tensor_scatter_update=ops.tensor_scatter_nd_update,
-    tensor_scatter_add=ops.tensor_scatter_nd_add,
-    tensor_scatter_sub=ops.tensor_scatter_nd_sub,
-    scatter_nd_update=_v1_variable_scatter("scatter_nd_update", True),
-    scatter_nd_add=_v1_variable_scatter("scatter_nd_add", False),
-    scatter_nd_sub=_v1_variable_scatter("scatter_nd_sub", False),
+    **{row.alias: getattr(ops, row.py) for row in _table.OPS if row.alias},
+    **{name: _v1_variable_scatter(
+        name, inspect.signature(getattr(tf.compat.v1, name)).parameters["use_locking"].default)
+       for name in _table.VARIABLE_SCATTERS if hasattr(tf.compat.v1, name)},
 )
 _METHODS = {op: _variable_method(op) for op in variables._OPS}
 

@@ -20,17 +20,13 @@ False shares it with other non-locking updates, whose rows may interleave.
 import tensorflow as tf
 from tensorflow.python.ops import resource_variable_ops  # variable_accessed
 
-from tf_scatter_ops import ops
+from tf_scatter_ops import _table, ops
 
 # Python name -> (the tensor op with the same semantics and dtypes, the
-# resource op (ours, or TensorFlow's of the same name under XLA), our ref op).
-_OPS = {
-    "scatter_nd_update": ("tensor_scatter_nd_update", "ResourceScatterNdUpdate", "ScatterNdUpdate"),
-    "scatter_nd_add": ("tensor_scatter_nd_add", "ResourceScatterNdAdd", "ScatterNdAdd"),
-    "scatter_nd_sub": ("tensor_scatter_nd_sub", "ResourceScatterNdSub", "ScatterNdSub"),
-    "scatter_nd_min": ("tensor_scatter_nd_min", "ResourceScatterNdMin", "ScatterNdMin"),
-    "scatter_nd_max": ("tensor_scatter_nd_max", "ResourceScatterNdMax", "ScatterNdMax"),
-}
+# resource op (ours, or TensorFlow's of the same name under XLA), our ref
+# op), from the op table.
+_OPS = {name: (row.py, "Resource" + row.variable, row.variable)
+        for name, row in _table.VARIABLE_SCATTERS.items()}
 
 
 def unwrap(value):
@@ -109,7 +105,7 @@ def _xla_scatter(op, ref, indices, updates, use_locking):
     does in place. XLA drops out-of-bound rows whatever the policy."""
     tensor_op, resource_op, _ = _OPS[op]
     if op in ("scatter_nd_min", "scatter_nd_max"):
-        raw = getattr(tf.raw_ops, ops._RAW_OPS[tensor_op])
+        raw = getattr(tf.raw_ops, _table.BY_PY[tensor_op].tf)
         return ref.assign(raw(tensor=ref.read_value(), indices=indices, updates=updates),
                           use_locking=bool(use_locking), read_value=False)
     return getattr(tf.raw_ops, resource_op)(

@@ -2,11 +2,14 @@
 // _stamp.py): the TensorFlow it was built against and whether it has GPU and
 // XLA kernels (read from the file before it is loaded), and, once loaded, the
 // ISA its vectorised loops use and the best the CPU has (cpu_features.h),
-// and what the GPU gate found and decided (gpu_gate.h; tf_scatter_ops/gpu.py).
+// what the GPU gate found and decided (gpu_gate.h; tf_scatter_ops/gpu.py),
+// and the op table (op_table.h; tf_scatter_ops/_table.py).
 #include <string>
 
+#include "common/dtypes.h"
 #include "cpu/cpu_features.h"
 #include "gpu_gate.h"
+#include "op_table.h"
 
 // Marks the .so with the TensorFlow it was compiled against (the build
 // passes TFSO_TF_VERSION from tf.__version__; pip's headers do not define
@@ -55,4 +58,17 @@ tf_scatter_ops_gpu_decide(const char* facts) {
   thread_local std::string text;
   text = tf_scatter_ops::DecisionText(tf_scatter_ops::DecideGpu(tf_scatter_ops::ParseFacts(facts)));
   return text.c_str();
+}
+
+// The op table, a line per row: "op=ScatterNd py=scatter_nd ... dtypes=
+// bfloat16,half,...,".
+#define TFSO_DTYPE_TEXT(m, name) #name ","
+#define TFSO_ROW_TEXT(OP, PY, KIND, REDUCER, DTYPES, VARIABLE, GRADIENT, TF, ALIAS)      \
+  "op=" #OP " py=" #PY " kind=" #KIND " reducer=" #REDUCER                               \
+  " dtypes=" TFSO_##DTYPES##_DTYPES(TFSO_DTYPE_TEXT, ) " variable=" #VARIABLE          \
+  " gradient=" #GRADIENT " tf=" #TF " alias=" #ALIAS "\n"
+
+extern "C" __attribute__((used, visibility("default"))) const char*
+tf_scatter_ops_op_table() {
+  return TFSO_OPS(TFSO_ROW_TEXT);
 }

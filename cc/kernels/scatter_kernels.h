@@ -1,8 +1,7 @@
 // The OpKernels of the family: thin glue from TensorFlow tensors to the
 // canonical cores, through a backend per device (CPU: cpu/scatter_cpu.h and
-// gather_cpu.h; GPU: cuda/scatter_gpu.h). Included by one .cc per op (or op
-// pair), which registers the dtypes, so the instantiations compile in
-// parallel.
+// gather_cpu.h; GPU: cuda/scatter_gpu.h). register_kernels.h registers them
+// per row of the op table.
 #ifndef TF_SCATTER_OPS_CC_KERNELS_SCATTER_KERNELS_H_
 #define TF_SCATTER_OPS_CC_KERNELS_SCATTER_KERNELS_H_
 
@@ -14,7 +13,6 @@
 #include "common/reducers.h"
 #include "cpu/gather_cpu.h"
 #include "cpu/scatter_cpu.h"
-#include "gpu_gate.h"
 #include "shape_checks.h"
 #include "tf_adapters.h"
 #if TFSO_WITH_CUDA
@@ -220,48 +218,5 @@ class GatherNdOp : public PolicyKernel {
 };
 
 }  // namespace tf_scatter_ops
-
-// The dtype lists of the family (common/dtypes.h) as TensorFlow's types:
-// TFSO_CALL_*_TYPES(m) expands m(type) for each.
-#define TFSO_TF_CALL(m, name) TF_CALL_##name(m)
-#define TFSO_CALL_ALL_TYPES(m) TFSO_ALL_DTYPES(TFSO_TF_CALL, m)
-#define TFSO_CALL_ADD_TYPES(m) TFSO_ADD_DTYPES(TFSO_TF_CALL, m)
-#define TFSO_CALL_MINMAX_TYPES(m) TFSO_MINMAX_DTYPES(TFSO_TF_CALL, m)
-
-// One kernel per value type and device; the index type is dispatched at run
-// time. KERNEL is a template taking <Backend, T, ...>.
-#define TFSO_REGISTER_CPU(OP_NAME, TYPE_ATTR, T, KERNEL, ...)            \
-  REGISTER_KERNEL_BUILDER(Name("TfScatter>" OP_NAME)                     \
-                              .Device(::tensorflow::DEVICE_CPU)          \
-                              .TypeConstraint<T>(TYPE_ATTR),             \
-                          KERNEL<CpuBackend, T, ##__VA_ARGS__>)
-
-#if TFSO_WITH_CUDA
-#define TFSO_CALL_GPU_ALL_TYPES(m) TFSO_GPU_ALL_DTYPES(TFSO_TF_CALL, m)
-#define TFSO_CALL_GPU_ADD_TYPES(m) TFSO_CALL_ADD_TYPES(m)
-#define TFSO_CALL_GPU_MINMAX_TYPES(m) TFSO_CALL_MINMAX_TYPES(m)
-// EXTRA: further builder calls, e.g. .HostMemory("shape"). Registered only
-// where the GPU gate (gpu_gate.h) finds that the kernels can run: elsewhere
-// TensorFlow places the ops on the CPU.
-#define TFSO_REGISTER_GPU(OP_NAME, TYPE_ATTR, T, EXTRA, KERNEL, ...)    \
-  TFSO_REGISTER_GPU_AT(__COUNTER__, OP_NAME, TYPE_ATTR, T, EXTRA, KERNEL, ##__VA_ARGS__)
-#define TFSO_REGISTER_GPU_AT(ctr, ...) TFSO_REGISTER_GPU_IMPL(ctr, __VA_ARGS__)
-#define TFSO_REGISTER_GPU_IMPL(ctr, OP_NAME, TYPE_ATTR, T, EXTRA, KERNEL, ...)           \
-  [[maybe_unused]] static const bool tfso_gpu_kernel_##ctr =                             \
-      ::tf_scatter_ops::GpuKernelsRegistered() &&                                        \
-      (::tensorflow::kernel_factory::OpKernelRegistrar(                                  \
-           ::tensorflow::register_kernel::Name("TfScatter>" OP_NAME)                     \
-               .Device(::tensorflow::DEVICE_GPU)                                         \
-               .TypeConstraint<T>(TYPE_ATTR) EXTRA.Build(),                              \
-           #KERNEL "<GpuBackend, " #T ", " #__VA_ARGS__ ">",                             \
-           [](::tensorflow::OpKernelConstruction* c) -> ::tensorflow::OpKernel* {        \
-             return new KERNEL<GpuBackend, T, ##__VA_ARGS__>(c);                         \
-           }),                                                                           \
-       true)
-#else
-#define TFSO_CALL_GPU_MINMAX_TYPES(m)
-#define TFSO_CALL_GPU_ADD_TYPES(m)
-#define TFSO_CALL_GPU_ALL_TYPES(m)
-#endif  // TFSO_WITH_CUDA
 
 #endif  // TF_SCATTER_OPS_CC_KERNELS_SCATTER_KERNELS_H_

@@ -1,7 +1,7 @@
 // The stateful half of the family: in-place scatters into variables and row
 // reads straight from a variable's buffer. The same cores and backends as the
-// tensor ops (scatter_kernels.h); included by the per-op .cc files, which
-// register them next to the tensor op of the same reduction.
+// tensor ops (scatter_kernels.h); register_kernels.h registers them next to
+// the tensor op of the same row of the op table.
 //
 // Resource variables follow TensorFlow's sparse variable ops: the handle is
 // looked up, the buffer is made private first (copy-on-write: a tensor read
@@ -153,15 +153,5 @@ class ResourceGatherNdOp : public PolicyKernel {
 };
 
 }  // namespace tf_scatter_ops
-
-// The variable ops of one reduction, CPU and GPU (resource handles live in
-// host memory on a GPU, as in TensorFlow).
-#define TFSO_REGISTER_VARIABLE_CPU(NAME, T, OP)                               \
-  TFSO_REGISTER_CPU("Resource" NAME, "T", T, ResourceScatterOp, OP);          \
-  TFSO_REGISTER_CPU(NAME, "T", T, RefScatterOp, OP)
-#define TFSO_REGISTER_VARIABLE_GPU(NAME, T, OP)                               \
-  TFSO_REGISTER_GPU("Resource" NAME, "T", T, .HostMemory("ref"),              \
-                    ResourceScatterOp, OP);                                   \
-  TFSO_REGISTER_GPU(NAME, "T", T, , RefScatterOp, OP)
 
 #endif  // TF_SCATTER_OPS_CC_KERNELS_VARIABLE_KERNELS_H_

@@ -22,8 +22,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <type_traits>
 #include <vector>
 
+#include "common/reducers.h"
+#include "op_table.h"
 #include "shape_checks.h"
 #include "tensorflow/compiler/tf2xla/shape_util.h"
 #include "tensorflow/compiler/tf2xla/xla_op_kernel.h"
@@ -79,12 +82,23 @@ Status ForcedPath(Path* path) {
   return absl::OkStatus();
 }
 
+// XLA's combiner for each reducer of common/reducers.h.
+template <typename Op>
+constexpr Combine CombineFor() {
+  if (std::is_same<Op, AssignOp>::value) return Combine::kUpdate;
+  if (std::is_same<Op, SubOp>::value) return Combine::kSub;
+  if (std::is_same<Op, MinOp>::value) return Combine::kMin;
+  if (std::is_same<Op, MaxOp>::value) return Combine::kMax;
+  return Combine::kAdd;
+}
+
+// The combiner of a scatter, by its row of the op table.
 Combine CombineOf(const std::string& op) {
-  if (op == "TensorScatterUpdate") return Combine::kUpdate;
-  if (op == "TensorScatterSub") return Combine::kSub;
-  if (op == "TensorScatterMin") return Combine::kMin;
-  if (op == "TensorScatterMax") return Combine::kMax;
-  return Combine::kAdd;  // TensorScatterAdd, ScatterNd
+#define TFSO_COMBINE_OF(OP, PY, KIND, REDUCER, ...) \
+  if (op == #OP) return CombineFor<REDUCER>();
+  TFSO_OPS(TFSO_COMBINE_OF)
+#undef TFSO_COMBINE_OF
+  return Combine::kAdd;
 }
 
 class XlaKernel : public ::tensorflow::XlaOpKernel {
@@ -229,17 +243,12 @@ class XlaGatherNd : public XlaKernel {
   }
 };
 
-#define TFSO_REGISTER_XLA(OP_NAME, KERNEL)                                       \
-  REGISTER_KERNEL_BUILDER(Name("TfScatter>" OP_NAME)                             \
-                              .Device(::tensorflow::DEVICE_CPU_XLA_JIT),         \
-                          KERNEL)
-TFSO_REGISTER_XLA("TensorScatterUpdate", XlaTensorScatter);
-TFSO_REGISTER_XLA("TensorScatterAdd", XlaTensorScatter);
-TFSO_REGISTER_XLA("TensorScatterSub", XlaTensorScatter);
-TFSO_REGISTER_XLA("TensorScatterMin", XlaTensorScatter);
-TFSO_REGISTER_XLA("TensorScatterMax", XlaTensorScatter);
-TFSO_REGISTER_XLA("ScatterNd", XlaScatterNd);
-TFSO_REGISTER_XLA("GatherNd", XlaGatherNd);
+// One XLA kernel per row of the op table, by its kind.
+#define TFSO_REGISTER_XLA(OP, PY, KIND, ...)                                      \
+  REGISTER_KERNEL_BUILDER(Name("TfScatter>" #OP).Device(::tensorflow::DEVICE_CPU_XLA_JIT), \
+                          Xla##KIND);
+TFSO_OPS(TFSO_REGISTER_XLA)
+#undef TFSO_REGISTER_XLA
 
 }  // namespace
 }  // namespace tf_scatter_ops

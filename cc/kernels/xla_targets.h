@@ -1,8 +1,8 @@
 // The family's XLA custom-call targets on the CPU: what a call compiled by
 // xla_kernels.cc runs, the same CPU core and checks as the OpKernels, on
-// XLA's buffers. Included by the per-op .cc files, which register a target
-// per value type next to their kernels (TFSO_REGISTER_XLA_TARGET), so the
-// targets share the kernels' instantiations. Built when TFSO_XLA is set
+// XLA's buffers. register_kernels.h registers a target per row of the op
+// table and value type next to its kernels, so the targets share the
+// kernels' instantiations. Built when TFSO_XLA is set
 // (tools/tf_flags.py).
 #ifndef TF_SCATTER_OPS_CC_KERNELS_XLA_TARGETS_H_
 #define TF_SCATTER_OPS_CC_KERNELS_XLA_TARGETS_H_
@@ -81,15 +81,6 @@ void GatherNdTarget(void* out, const void** in, const char* opaque, size_t size,
 
 }  // namespace tf_scatter_ops
 
-#define TFSO_XLA_CONCAT_(a, b) a##b
-#define TFSO_XLA_CONCAT(a, b) TFSO_XLA_CONCAT_(a, b)
-// Registers TARGET<T, ...> for TfScatter>OP_NAME on values of type T.
-#define TFSO_REGISTER_XLA_TARGET(OP_NAME, T, TARGET, ...)                        \
-  static ::tf_scatter_ops::XlaTargetRegistrar TFSO_XLA_CONCAT(xla_target_, __COUNTER__)( \
-      OP_NAME, ::tensorflow::DataTypeToEnum<T>::v(), &TARGET<T, ##__VA_ARGS__>)
-
-#else
-#define TFSO_REGISTER_XLA_TARGET(OP_NAME, T, TARGET, ...)
 #endif  // TFSO_XLA
 
 #endif  // TF_SCATTER_OPS_CC_KERNELS_XLA_TARGETS_H_

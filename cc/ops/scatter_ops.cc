@@ -1,5 +1,6 @@
-// Op registrations of the family, with TensorFlow's input and attr names and
-// a TfScatter> prefix, and their shape functions (the kernels' shape rules,
+// Op registrations of the family, one per row of the op table (op_table.h)
+// and its variable ops, with TensorFlow's input and attr names and a
+// TfScatter> prefix, and their shape functions (the kernels' shape rules,
 // shape_checks.h, on what is known at trace time).
 #include <initializer_list>
 #include <string>
@@ -7,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/dtypes.h"
+#include "op_table.h"
 #include "shape_checks.h"
 #include "tensorflow/core/framework/op.h"
 #include "tensorflow/core/framework/shape_inference.h"
@@ -130,78 +132,77 @@ Status ResourceGatherNdShape(InferenceContext* c) {
 
 }  // namespace
 
-REGISTER_OP("TfScatter>ScatterNd")
-    .Input("indices: Tindices")
-    .Input("updates: T")
-    .Input("shape: Tindices")
-    .Output("output: T")
-    .Attr(TFSO_TYPES("T", TFSO_ALL_DTYPES))
-    .Attr(TFSO_TYPES("Tindices", TFSO_INDEX_DTYPES))
-    .Attr("bad_indices_policy: string = ''")
-    .SetShapeFn(ScatterNdShape);
+// The op definitions of each kind of row of the op table (op_table.h):
+// TensorFlow's inputs, outputs and attrs, our value dtypes, and the policy.
+#define TFSO_OP_DEF_ScatterNd(OP, DTYPES)                   \
+  REGISTER_OP("TfScatter>" #OP)                             \
+      .Input("indices: Tindices")                           \
+      .Input("updates: T")                                  \
+      .Input("shape: Tindices")                             \
+      .Output("output: T")                                  \
+      .Attr(TFSO_TYPES("T", TFSO_##DTYPES##_DTYPES))         \
+      .Attr(TFSO_TYPES("Tindices", TFSO_INDEX_DTYPES))       \
+      .Attr("bad_indices_policy: string = ''")              \
+      .SetShapeFn(ScatterNdShape);
 
-#define TFSO_TENSOR_SCATTER_OP(NAME, TYPES) \
-  REGISTER_OP("TfScatter>" NAME)            \
-      .Input("tensor: T")                   \
-      .Input("indices: Tindices")           \
-      .Input("updates: T")                  \
-      .Output("output: T")                  \
-      .Attr(TFSO_TYPES("T", TYPES))                    \
-      .Attr(TFSO_TYPES("Tindices", TFSO_INDEX_DTYPES))  \
-      .Attr("bad_indices_policy: string = ''") \
-      .SetShapeFn(TensorScatterShape)
+#define TFSO_OP_DEF_TensorScatter(OP, DTYPES)               \
+  REGISTER_OP("TfScatter>" #OP)                             \
+      .Input("tensor: T")                                   \
+      .Input("indices: Tindices")                           \
+      .Input("updates: T")                                  \
+      .Output("output: T")                                  \
+      .Attr(TFSO_TYPES("T", TFSO_##DTYPES##_DTYPES))         \
+      .Attr(TFSO_TYPES("Tindices", TFSO_INDEX_DTYPES))       \
+      .Attr("bad_indices_policy: string = ''")              \
+      .SetShapeFn(TensorScatterShape);
 
-TFSO_TENSOR_SCATTER_OP("TensorScatterUpdate", TFSO_ALL_DTYPES);
-TFSO_TENSOR_SCATTER_OP("TensorScatterAdd", TFSO_ADD_DTYPES);
-TFSO_TENSOR_SCATTER_OP("TensorScatterSub", TFSO_ADD_DTYPES);
-TFSO_TENSOR_SCATTER_OP("TensorScatterMin", TFSO_MINMAX_DTYPES);
-TFSO_TENSOR_SCATTER_OP("TensorScatterMax", TFSO_MINMAX_DTYPES);
-
-REGISTER_OP("TfScatter>GatherNd")
-    .Input("params: Tparams")
-    .Input("indices: Tindices")
-    .Output("output: Tparams")
-    .Attr(TFSO_TYPES("Tparams", TFSO_ALL_DTYPES))
-    .Attr(TFSO_TYPES("Tindices", TFSO_INDEX_DTYPES))
-    .Attr("bad_indices_policy: string = ''")
-    .SetShapeFn(GatherNdShape);
+#define TFSO_OP_DEF_GatherNd(OP, DTYPES)                    \
+  REGISTER_OP("TfScatter>" #OP)                             \
+      .Input("params: Tparams")                             \
+      .Input("indices: Tindices")                           \
+      .Output("output: Tparams")                            \
+      .Attr(TFSO_TYPES("Tparams", TFSO_##DTYPES##_DTYPES))   \
+      .Attr(TFSO_TYPES("Tindices", TFSO_INDEX_DTYPES))       \
+      .Attr("bad_indices_policy: string = ''")              \
+      .SetShapeFn(GatherNdShape);
 
 // The stateful half: in-place updates of variables (resource handles, and
 // TensorFlow 1.x ref variables), and row reads straight from a variable.
-#define TFSO_VARIABLE_SCATTER_OPS(NAME, TYPES)                        \
-  REGISTER_OP("TfScatter>Resource" NAME)                              \
-      .Input("ref: resource")                                         \
-      .Input("indices: Tindices")                                     \
-      .Input("updates: T")                                            \
-      .Attr(TFSO_TYPES("T", TYPES))                                              \
-      .Attr(TFSO_TYPES("Tindices", TFSO_INDEX_DTYPES))                            \
-      .Attr("use_locking: bool = true")                               \
-      .Attr("bad_indices_policy: string = ''")                        \
-      .SetShapeFn(ResourceScatterShape);                              \
-  REGISTER_OP("TfScatter>" NAME)                                      \
-      .Input("ref: Ref(T)")                                           \
-      .Input("indices: Tindices")                                     \
-      .Input("updates: T")                                            \
-      .Output("output_ref: Ref(T)")                                   \
-      .Attr(TFSO_TYPES("T", TYPES))                                              \
-      .Attr(TFSO_TYPES("Tindices", TFSO_INDEX_DTYPES))                            \
-      .Attr("use_locking: bool = true")                               \
-      .Attr("bad_indices_policy: string = ''")                        \
-      .SetShapeFn(RefScatterShape)
+#define TFSO_VARIABLE_DEF_ScatterNd(VARIABLE, DTYPES)
 
-TFSO_VARIABLE_SCATTER_OPS("ScatterNdUpdate", TFSO_ALL_DTYPES);
-TFSO_VARIABLE_SCATTER_OPS("ScatterNdAdd", TFSO_ADD_DTYPES);
-TFSO_VARIABLE_SCATTER_OPS("ScatterNdSub", TFSO_ADD_DTYPES);
-TFSO_VARIABLE_SCATTER_OPS("ScatterNdMin", TFSO_MINMAX_DTYPES);
-TFSO_VARIABLE_SCATTER_OPS("ScatterNdMax", TFSO_MINMAX_DTYPES);
+#define TFSO_VARIABLE_DEF_TensorScatter(VARIABLE, DTYPES)   \
+  REGISTER_OP("TfScatter>Resource" #VARIABLE)               \
+      .Input("ref: resource")                               \
+      .Input("indices: Tindices")                           \
+      .Input("updates: T")                                  \
+      .Attr(TFSO_TYPES("T", TFSO_##DTYPES##_DTYPES))         \
+      .Attr(TFSO_TYPES("Tindices", TFSO_INDEX_DTYPES))       \
+      .Attr("use_locking: bool = true")                     \
+      .Attr("bad_indices_policy: string = ''")              \
+      .SetShapeFn(ResourceScatterShape);                    \
+  REGISTER_OP("TfScatter>" #VARIABLE)                       \
+      .Input("ref: Ref(T)")                                 \
+      .Input("indices: Tindices")                           \
+      .Input("updates: T")                                  \
+      .Output("output_ref: Ref(T)")                         \
+      .Attr(TFSO_TYPES("T", TFSO_##DTYPES##_DTYPES))         \
+      .Attr(TFSO_TYPES("Tindices", TFSO_INDEX_DTYPES))       \
+      .Attr("use_locking: bool = true")                     \
+      .Attr("bad_indices_policy: string = ''")              \
+      .SetShapeFn(RefScatterShape);
 
-REGISTER_OP("TfScatter>ResourceGatherNd")
-    .Input("resource: resource")
-    .Input("indices: Tindices")
-    .Output("output: dtype")
-    .Attr(TFSO_TYPES("dtype", TFSO_ALL_DTYPES))
-    .Attr(TFSO_TYPES("Tindices", TFSO_INDEX_DTYPES))
-    .Attr("bad_indices_policy: string = ''")
-    .SetShapeFn(ResourceGatherNdShape);
+#define TFSO_VARIABLE_DEF_GatherNd(VARIABLE, DTYPES)        \
+  REGISTER_OP("TfScatter>" #VARIABLE)                       \
+      .Input("resource: resource")                          \
+      .Input("indices: Tindices")                           \
+      .Output("output: dtype")                              \
+      .Attr(TFSO_TYPES("dtype", TFSO_##DTYPES##_DTYPES))     \
+      .Attr(TFSO_TYPES("Tindices", TFSO_INDEX_DTYPES))       \
+      .Attr("bad_indices_policy: string = ''")              \
+      .SetShapeFn(ResourceGatherNdShape);
+
+#define TFSO_OP_DEFS(OP, PY, KIND, REDUCER, DTYPES, VARIABLE, GRADIENT, TF, ALIAS) \
+  TFSO_OP_DEF_##KIND(OP, DTYPES) TFSO_VARIABLE_DEF_##KIND(VARIABLE, DTYPES)
+TFSO_OPS(TFSO_OP_DEFS)
 
 }  // namespace tf_scatter_ops

@@ -1,0 +1,52 @@
+// The one table of the family's ops: each row is written once here, and
+// everything that lists ops is made from it: the op definitions
+// (cc/ops/scatter_ops.cc), the CPU, GPU and XLA kernels and targets (one
+// registration unit per row, kernels_<op>.cc; xla_kernels.cc), and what
+// Python iterates over (library_info.cc hands the rows to
+// tf_scatter_ops/_table.py: the wrappers, the variable methods, the patch,
+// the gradients and the tests). TensorFlow-free.
+//
+// TFSO_OPS(X) expands X(OP, PY, KIND, REDUCER, DTYPES, VARIABLE, GRADIENT, TF,
+// ALIAS) per op:
+//   OP        the op type after the TfScatter> prefix
+//   PY        the Python function (tf_scatter_ops.PY, and tf.PY under the patch)
+//   KIND      ScatterNd (zeros, then the updates: init mode kZero),
+//             TensorScatter (a copy of `tensor`, then the updates: kCopy, or
+//             in place when TensorFlow forwards the buffer) or GatherNd
+//   REDUCER   the reduction of common/reducers.h that applies each update
+//   DTYPES    the value dtypes, a list of common/dtypes.h (ALL, ADD, MINMAX);
+//             on a GPU the same without string
+//   VARIABLE  the stateful ops' base name: Resource<VARIABLE> (resource
+//             variables) and <VARIABLE> (ref variables) for a scatter,
+//             <VARIABLE> for a gather; `none` for no variable op
+//   GRADIENT  the gradient rule (tf_scatter_ops/gradients.py)
+//   TF        TensorFlow's op of the same meaning (under XLA where ours do not
+//             apply, and for parity tests)
+//   ALIAS     TensorFlow's second Python name for it, or `none`
+//
+// Adding an op: a row here, its reducer in common/reducers.h if it is new,
+// its registration unit (kernels_<op>.cc, three lines), its gradient, its
+// tests (tests/test_op_table.py fails until every list agrees).
+#ifndef TF_SCATTER_OPS_CC_KERNELS_OP_TABLE_H_
+#define TF_SCATTER_OPS_CC_KERNELS_OP_TABLE_H_
+
+// clang-format off
+#define TFSO_OP_ScatterNd(X)           X(ScatterNd, scatter_nd, ScatterNd, AddOp, ALL, none, scatter_nd, ScatterNd, none)
+#define TFSO_OP_TensorScatterUpdate(X) X(TensorScatterUpdate, tensor_scatter_nd_update, TensorScatter, AssignOp, ALL, ScatterNdUpdate, update, TensorScatterUpdate, tensor_scatter_update)
+#define TFSO_OP_TensorScatterAdd(X)    X(TensorScatterAdd, tensor_scatter_nd_add, TensorScatter, AddOp, ADD, ScatterNdAdd, add, TensorScatterAdd, tensor_scatter_add)
+#define TFSO_OP_TensorScatterSub(X)    X(TensorScatterSub, tensor_scatter_nd_sub, TensorScatter, SubOp, ADD, ScatterNdSub, sub, TensorScatterSub, tensor_scatter_sub)
+#define TFSO_OP_TensorScatterMin(X)    X(TensorScatterMin, tensor_scatter_nd_min, TensorScatter, MinOp, MINMAX, ScatterNdMin, min_max, TensorScatterMin, none)
+#define TFSO_OP_TensorScatterMax(X)    X(TensorScatterMax, tensor_scatter_nd_max, TensorScatter, MaxOp, MINMAX, ScatterNdMax, min_max, TensorScatterMax, none)
+#define TFSO_OP_GatherNd(X)            X(GatherNd, gather_nd, GatherNd, AssignOp, ALL, ResourceGatherNd, gather_nd, GatherNd, none)
+// clang-format on
+
+#define TFSO_OPS(X)               \
+  TFSO_OP_ScatterNd(X)            \
+  TFSO_OP_TensorScatterUpdate(X)  \
+  TFSO_OP_TensorScatterAdd(X)     \
+  TFSO_OP_TensorScatterSub(X)     \
+  TFSO_OP_TensorScatterMin(X)     \
+  TFSO_OP_TensorScatterMax(X)     \
+  TFSO_OP_GatherNd(X)
+
+#endif  // TF_SCATTER_OPS_CC_KERNELS_OP_TABLE_H_

@@ -1,0 +1,99 @@
+"""The op table (cc/kernels/op_table.h) against everything made from it: the
+registered ops and their dtypes, the CPU and XLA kernels of every row and its
+variable ops, the library's op functions, the Python wrappers, the variable
+functions, the patch, the gradients. A row added to the table without its
+registration unit, gradient rule or wrapper fails here."""
+
+import tensorflow as tf
+from tensorflow.python.framework import kernels, op_def_registry
+from tensorflow.python.framework import ops as tf_ops
+
+import tf_scatter_ops as tso
+from tf_scatter_ops import _loader, _table, ops, patch, variables
+
+VALUE_ATTR = {"ScatterNd": "T", "TensorScatter": "T", "GatherNd": "Tparams"}
+
+
+def variable_ops(row):
+    """(op type, its value attr) of the row's variable ops."""
+    if not row.variable:
+        return []
+    if row.kind == "GatherNd":
+        return [(row.variable, "dtype")]
+    return [("Resource" + row.variable, "T"), (row.variable, "T")]
+
+
+def every_op(row):
+    return [(row.op, VALUE_ATTR[row.kind])] + variable_ops(row)
+
+
+def allowed(op_type, attr):
+    op_def = op_def_registry.get("TfScatter>" + op_type)
+    assert op_def is not None, f"TfScatter>{op_type} is not registered"
+    values = next(a for a in op_def.attr if a.name == attr).allowed_values.list.type
+    return {tf.as_dtype(t) for t in values}
+
+
+def kernel_dtypes(op_type, attr, device):
+    return {tf.as_dtype(t)
+            for k in kernels.get_registered_kernels_for_op("TfScatter>" + op_type).kernel
+            if k.device_type == device
+            for c in k.constraint if c.name == attr
+            for t in c.allowed_values.list.type}
+
+
+def test_the_table_has_the_family():
+    assert [row.py for row in _table.OPS] == [
+        "scatter_nd", "tensor_scatter_nd_update", "tensor_scatter_nd_add",
+        "tensor_scatter_nd_sub", "tensor_scatter_nd_min", "tensor_scatter_nd_max", "gather_nd"]
+    assert all(row.dtypes for row in _table.OPS)
+
+
+def test_every_op_of_the_library_is_in_the_table():
+    """The library's op functions (one per registered TfScatter> op) are the
+    table's ops and their variable ops, no more, no fewer."""
+    library = {name for name in dir(_loader.load())
+               if name.startswith("tf_scatter_") and not name.endswith("_eager_fallback")}
+    made = {ops._snake(op) for row in _table.OPS for op, _ in every_op(row)}
+    assert library == made
+
+
+def test_registered_dtypes_and_cpu_kernels_are_the_rows():
+    for row in _table.OPS:
+        for op_type, attr in every_op(row):
+            assert allowed(op_type, attr) == set(row.dtypes), op_type
+            assert allowed(op_type, "Tindices") == set(ops.INDEX_DTYPES), op_type
+            assert kernel_dtypes(op_type, attr, "CPU") == set(row.dtypes), op_type
+
+
+def test_every_row_has_an_xla_kernel():
+    if not tso.built_with_xla():
+        return
+    for row in _table.OPS:
+        devices = {k.device_type for k in
+                   kernels.get_registered_kernels_for_op("TfScatter>" + row.op).kernel}
+        assert "XLA_CPU_JIT" in devices, row.op
+
+
+def test_python_lists_are_the_rows():
+    assert ops.DTYPES == {row.py: row.dtypes for row in _table.OPS}
+    assert ops._RAW_OPS == {row.py: row.op for row in _table.OPS}
+    for row in _table.OPS:
+        assert callable(getattr(tso, row.py)), row.py
+        assert getattr(tf.raw_ops, row.tf), row.tf  # TensorFlow's counterpart exists
+        if row.alias:
+            assert getattr(tso, row.alias) is getattr(tso, row.py)
+            assert patch._V1[row.alias] is getattr(ops, row.py)
+        assert patch._V2[row.py] is getattr(ops, row.py)
+    assert set(variables._OPS) == set(_table.VARIABLE_SCATTERS) == set(patch._METHODS)
+    for name in variables._OPS:
+        assert callable(getattr(tso, name)), name
+
+
+def test_every_op_has_its_gradient_rule():
+    for row in _table.OPS:
+        assert tf_ops._gradient_registry.lookup("TfScatter>" + row.op) is not None, row.op
+        for op_type, _ in variable_ops(row):
+            # a gradient for the row read, none (registered as None) for in-place updates
+            rule = tf_ops._gradient_registry.lookup("TfScatter>" + op_type)
+            assert (rule is not None) == (row.kind == "GatherNd"), op_type

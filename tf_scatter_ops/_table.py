@@ -1,0 +1,53 @@
+"""The op table (cc/kernels/op_table.h) as the library reports it: one row
+per op of the family, read once when the package is imported. The wrappers'
+dtype checks, the variable functions, the patch, the gradients and the tests
+iterate over it, so no list of ops is written twice."""
+
+import collections
+import ctypes
+
+import tensorflow as tf
+
+from tf_scatter_ops import _loader
+
+Row = collections.namedtuple("Row", [
+    "op",         # the op type after TfScatter>
+    "py",         # the Python function's name
+    "kind",       # "ScatterNd", "TensorScatter" or "GatherNd"
+    "reducer",    # the C++ reducer ("AddOp", ...)
+    "dtypes",     # the value dtypes, as tf.DType
+    "variable",   # the variable ops' base name, or None
+    "gradient",   # the gradient rule of tf_scatter_ops/gradients.py
+    "tf",         # TensorFlow's op of the same meaning
+    "alias",      # TensorFlow's second Python name for it, or None
+])
+
+
+def snake(op_type):
+    """ScatterNdAdd -> scatter_nd_add: the Python name of an op type."""
+    return "".join(("_" if i and ch.isupper() else "") + ch.lower()
+                   for i, ch in enumerate(op_type))
+
+
+def _rows():
+    library = ctypes.CDLL(_loader.loaded_path() or _loader.library_path())
+    function = library.tf_scatter_ops_op_table
+    function.restype = ctypes.c_char_p
+    rows = []
+    for line in function().decode().splitlines():
+        fields = dict(item.split("=", 1) for item in line.split())
+        fields["dtypes"] = tuple(tf.as_dtype(d) for d in fields["dtypes"].split(",") if d)
+        for optional in ("variable", "alias"):
+            fields[optional] = None if fields[optional] == "none" else fields[optional]
+        rows.append(Row(**fields))
+    return tuple(rows)
+
+
+_loader.load()
+OPS = _rows()
+BY_PY = {row.py: row for row in OPS}
+SCATTERS = tuple(row for row in OPS if row.kind != "GatherNd")
+TENSOR_SCATTERS = tuple(row for row in OPS if row.kind == "TensorScatter")
+# The in-place variable functions (scatter_nd_add, ...), from the rows that
+# have variable ops: Python name -> the row.
+VARIABLE_SCATTERS = {snake(row.variable): row for row in TENSOR_SCATTERS if row.variable}
