@@ -80,7 +80,11 @@ $(BUILD)/tf_flags.mk: $(TF_FLAGS_DEPS) tools/tf_flags.py
 	$(PY) tools/tf_flags.py > $@
 -include $(BUILD)/tf_flags.mk
 
-CXXFLAGS := -O3 -fPIC -Wall -Wno-sign-compare -Wno-deprecated-declarations -Wno-interference-size -fvisibility=hidden -Icc/kernels $(TF_CFLAGS) -DTFSO_TF_VERSION=$(TF_VERSION) $(GPU_CXXFLAGS)
+# TensorFlow's (and XLA's) headers are system headers: their own warnings
+# are not ours to print. -Wno-psabi: g++'s note that passing std::complex by
+# value changed ABI in GCC 10, about the complex instantiations of the core
+# (they never cross an ABI boundary).
+CXXFLAGS := -O3 -fPIC -Wall -Wno-sign-compare -Wno-deprecated-declarations -Wno-interference-size -Wno-psabi -fvisibility=hidden -Icc/kernels $(patsubst -I%,-isystem %,$(TF_CFLAGS)) -DTFSO_TF_VERSION=$(TF_VERSION) $(GPU_CXXFLAGS)
 LDFLAGS := -shared $(TF_LFLAGS) -Wl,-rpath,'$$ORIGIN/../tensorflow' -Wl,-O1 $(GPU_LDFLAGS) -ldl
 
 $(BUILD)/%.o: cc/%.cc $(HDRS) $(BUILD)/tf_flags.mk $(BUILD)/gpu-$(TFSO_GPU).stamp

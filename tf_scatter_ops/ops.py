@@ -22,10 +22,9 @@ import warnings
 
 import numpy as np
 import tensorflow as tf
-from tensorflow.python.framework.ops import EagerTensor as _EagerTensor
-from tensorflow.python.util import tf_stack  # private: op traceback filters
 
 from tf_scatter_ops import _loader, _table, xla_sites
+from tf_scatter_ops._tf_private import EagerTensor as _EagerTensor, control_flow_util, tf_stack
 
 POLICIES = ("", "DEFAULT", "ERROR", "IGNORE")
 INDEX_DTYPES = (tf.int16, tf.int32, tf.int64)
@@ -50,11 +49,10 @@ def in_xla_context():
     lower to TensorFlow's own XLA-compilable ops (same results for valid
     input; XLA drops out-of-bound scatter rows and clamps gather indices
     whatever the policy). The check uses TensorFlow's private
-    control_flow_util, kept to this one helper.
+    control_flow_util (_tf_private).
     """
     if tf.executing_eagerly():
         return False
-    from tensorflow.python.ops import control_flow_util  # private API
     return control_flow_util.GraphOrParentsInXlaContext(tf.compat.v1.get_default_graph())
 
 

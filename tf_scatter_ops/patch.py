@@ -28,9 +28,9 @@ import threading
 
 import tensorflow as tf
 
-from tensorflow.python.ops import ref_variable, resource_variable_ops  # the variable classes
 
 from tf_scatter_ops import _table, ops, variables
+from tf_scatter_ops._tf_private import ref_variable, resource_variable_ops
 
 
 @ops.public

@@ -18,9 +18,9 @@ False shares it with other non-locking updates, whose rows may interleave.
 """
 
 import tensorflow as tf
-from tensorflow.python.ops import resource_variable_ops  # variable_accessed
 
 from tf_scatter_ops import _table, ops
+from tf_scatter_ops._tf_private import dist_values, resource_variable_ops, values_util
 
 # Python name -> (the tensor op with the same semantics and dtypes, the
 # resource op (ours, or TensorFlow's of the same name under XLA), our ref
@@ -120,8 +120,6 @@ def _scatter_distributed(op, var, indices, updates, use_locking, name, policy):
     context every copy gets the update. The variable's own _update applies
     these rules; the rows travel through it as one IndexedSlices, as
     TensorFlow's scatter methods pass them."""
-    from tensorflow.python.distribute import values as dist_values  # private
-    from tensorflow.python.distribute import values_util  # private
     if isinstance(var, dist_values.SyncOnReadVariable):
         raise NotImplementedError(f"{op} is not supported for SyncOnRead variables")
     if op not in ("scatter_nd_add", "scatter_nd_sub") and var.aggregation not in (

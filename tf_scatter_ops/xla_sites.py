@@ -14,12 +14,14 @@ compiles the function:
   function graph before it becomes a function.
 
 Both use TensorFlow's private APIs (control_flow_util_v2, the function-graph
-transform registry), kept to this module.
+transform registry), imported from _tf_private.
 """
 
 import tensorflow as tf
 from tensorflow.core.framework import attr_value_pb2
-from tensorflow.python.framework.ops import EagerTensor as _EagerTensor
+
+from tf_scatter_ops._tf_private import EagerTensor as _EagerTensor
+from tf_scatter_ops._tf_private import control_flow_util_v2, func_graph_transforms
 
 FRESH_OUTPUT = "_tfso_fresh_output"
 LONE_GATHER = "_tfso_lone_gather"
@@ -38,7 +40,6 @@ def _true():
 
 def in_loop():
     """Whether the graph being built is, or is inside, a while loop's body."""
-    from tensorflow.python.ops import control_flow_util_v2  # private API
     graph = tf.compat.v1.get_default_graph()
     while graph is not None:
         if isinstance(graph, control_flow_util_v2.WhileBodyFuncGraph):
@@ -83,9 +84,7 @@ def mark_lone_gathers(func_graph):
 
 def register():
     """Adds mark_lone_gathers to TensorFlow's function-graph transforms (once)."""
-    try:
-        from tensorflow.python.eager.polymorphic_function import transform  # private API
-    except ImportError:  # then no gather is marked: all run XLA's
+    if func_graph_transforms is None:  # then no gather is marked: all run XLA's
         return
-    if mark_lone_gathers not in transform.FUNC_GRAPH_TRANSFORMS:
-        transform.FUNC_GRAPH_TRANSFORMS.append(mark_lone_gathers)
+    if mark_lone_gathers not in func_graph_transforms:
+        func_graph_transforms.append(mark_lone_gathers)

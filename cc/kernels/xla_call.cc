@@ -4,10 +4,12 @@
 
 #include <cstdint>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "tensorflow/core/framework/types.h"
+#include "xla/service/custom_call_status_internal.h"
 #include "xla/service/custom_call_target_registry.h"
 #include "xla_targets.h"
 
@@ -62,6 +64,14 @@ bool DecodeXlaCall(const char* opaque, size_t size, XlaCall* c) {
 
 std::string XlaTargetName(const char* op, ::tensorflow::DataType dtype) {
   return absl::StrCat("tf_scatter_ops.", op, ".", ::tensorflow::DataTypeString(dtype));
+}
+
+// TensorFlow's libraries do not export XlaCustomCallStatusSetFailure (the
+// public API of custom_call_status.h): the status is the struct XLA's
+// internal header defines, failed when it holds a message. This is the one
+// place that writes it.
+void SetXlaFailure(XlaCustomCallStatus* status, absl::string_view message) {
+  status->message = std::string(message);
 }
 
 XlaTargetRegistrar::XlaTargetRegistrar(const char* op, ::tensorflow::DataType dtype,

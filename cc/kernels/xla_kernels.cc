@@ -119,7 +119,7 @@ class XlaKernel : public ::tensorflow::XlaOpKernel {
   // can be passed to a custom call).
   absl::StatusOr<bool> Ours(XlaOpKernelContext* ctx, const std::vector<int>& operands,
                             const XlaCall& call, bool gather) {
-    Path path;
+    Path path = Path::kAuto;  // set by ForcedPath unless it fails
     TF_RETURN_IF_ERROR(ForcedPath(&path));
     if (path == Path::kXla) return false;
     for (int i : operands) {

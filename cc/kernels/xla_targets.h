@@ -13,7 +13,8 @@
 
 #include "scatter_kernels.h"
 #include "tensorflow/core/framework/types.h"
-#include "xla/service/custom_call_status_internal.h"
+#include "absl/strings/string_view.h"
+#include "xla/service/custom_call_status.h"
 #include "xla_call.h"
 
 namespace tf_scatter_ops {
@@ -22,6 +23,9 @@ namespace tf_scatter_ops {
 // operand buffers, the opaque string.
 using XlaTarget = void (*)(void* out, const void** in, const char* opaque,
                            size_t size, XlaCustomCallStatus* status);
+
+// Marks the call failed with `message` (xla_call.cc).
+void SetXlaFailure(XlaCustomCallStatus* status, absl::string_view message);
 
 // Registers `fn` as XlaTargetName(op, dtype) on XLA's CPU platform.
 struct XlaTargetRegistrar {
@@ -37,9 +41,7 @@ void RunXlaTarget(const void* indices, const char* opaque, size_t size,
   Status s = DecodeXlaCall(opaque, size, &call)
                  ? run(call, UnownedTensor(call.index_dtype, call.indices, indices))
                  : absl::InternalError("tf_scatter_ops: unreadable custom-call descriptor");
-  // TensorFlow's libraries do not export XlaCustomCallStatusSetFailure; the
-  // status is the struct its header defines, failed when it has a message.
-  if (!s.ok()) status->message = std::string(s.message());
+  if (!s.ok()) SetXlaFailure(status, s.message());
 }
 
 // tensor_scatter_nd_*: operands tensor, indices, updates. The output is the

@@ -11,7 +11,20 @@ def _tf_configure_impl(ctx):
     version, include, lib, flags = result.stdout.rstrip("\n").split("\n")[-4:]
     ctx.symlink(include, "include")
     ctx.symlink(lib + "/libtensorflow_framework.so.2", "lib/libtensorflow_framework.so.2")
-    ctx.symlink(lib + "/libtensorflow_cc.so.2", "lib/libtensorflow_cc.so.2")
+    # libtensorflow_cc only for a build with our XLA kernels (the flags say
+    # -DTFSO_XLA=1), as the Makefile links it.
+    xla = "-DTFSO_XLA=1" in flags.split(" ")
+    if xla:
+        ctx.symlink(lib + "/libtensorflow_cc.so.2", "lib/libtensorflow_cc.so.2")
+    cc = """
+# XLA's op registry and custom-call targets (our XLA kernels).
+cc_library(
+    name = "libtensorflow_cc",
+    srcs = ["lib/libtensorflow_cc.so.2"],
+)
+""" if xla else """
+cc_library(name = "libtensorflow_cc")  # no XLA kernels: not linked
+"""
     ctx.file("BUILD", """
 package(default_visibility = ["//visibility:public"])
 
@@ -25,13 +38,7 @@ cc_library(
     name = "libtensorflow_framework",
     srcs = ["lib/libtensorflow_framework.so.2"],
 )
-
-# XLA's op registry and custom-call targets (our XLA kernels).
-cc_library(
-    name = "libtensorflow_cc",
-    srcs = ["lib/libtensorflow_cc.so.2"],
-)
-""")
+""" + cc)
     ctx.file("build_defs.bzl", "TF_COPTS = %s\nTF_VERSION = %r\n" % (
         repr(flags.split(" ")),
         version,

@@ -2,14 +2,13 @@
 // dtype names. Each list is an X-macro: LIST(X, m) expands X(m, name) for
 // each dtype, so that every user maps the names its own way:
 //
+//   op_table.h                each op's list, by the name after TFSO_
 //   cc/ops/scatter_ops.cc     the ops' type attrs ("T: {bfloat16, half, ...}")
-//   scatter_kernels.h         a CPU and a GPU kernel per dtype, through
+//   register_kernels.h        a CPU and a GPU kernel per dtype, through
 //                             TensorFlow's TF_CALL_<name>(m)
+//   library_info.cc           the names, for tf_scatter_ops/_table.py
 //   cuda/scatter_gpu.h        the CUDA core's instantiations, on its own
 //                             element types (gpu::dtype_<name>)
-//
-// tests/test_loader.py checks that the Python package's lists
-// (tf_scatter_ops/ops.py) equal the registered ops'.
 #ifndef TF_SCATTER_OPS_CC_KERNELS_COMMON_DTYPES_H_
 #define TF_SCATTER_OPS_CC_KERNELS_COMMON_DTYPES_H_
 

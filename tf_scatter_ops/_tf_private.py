@@ -1,0 +1,31 @@
+"""Every private TensorFlow name the package uses, imported here and nowhere
+else, so that a TensorFlow upgrade has one place to look. Each is named for
+what it is used for; tests/test_tf_parity.py and the ecosystem tests fail if
+one changes meaning.
+
+- EagerTensor: the eager fast path's type test (ops.py, xla_sites.py).
+- tf_stack: the filter that leaves the package's frames out of an op's
+  recorded traceback (ops.py).
+- control_flow_util: whether the graph being built is compiled by XLA
+  (ops.py); control_flow_util_v2: whether it is a while loop's body
+  (xla_sites.py).
+- resource_variable_ops, ref_variable: the variable classes the patch adds
+  methods to, and variable_accessed (patch.py, variables.py).
+- dist_values, values_util: tf.distribute's rules for sparse updates of
+  distributed variables (variables.py).
+- func_graph_transforms: the list of transforms TensorFlow applies to every
+  traced function graph (xla_sites.py), or None where TensorFlow has none.
+"""
+
+from tensorflow.python.distribute import values as dist_values  # noqa: F401
+from tensorflow.python.distribute import values_util  # noqa: F401
+from tensorflow.python.framework.ops import EagerTensor  # noqa: F401
+from tensorflow.python.ops import control_flow_util, control_flow_util_v2  # noqa: F401
+from tensorflow.python.ops import ref_variable, resource_variable_ops  # noqa: F401
+from tensorflow.python.util import tf_stack  # noqa: F401
+
+try:
+    from tensorflow.python.eager.polymorphic_function import transform as _transform
+    func_graph_transforms = _transform.FUNC_GRAPH_TRANSFORMS
+except (ImportError, AttributeError):  # older TensorFlow: no gather is marked lone
+    func_graph_transforms = None
