@@ -75,11 +75,13 @@ ISA_ENV = "TF_SCATTER_OPS_ISA"
 ISAS = ("portable", "avx2", "avx512")
 
 
-def _library_function(name):
+def _library_function(name, *args):
+    """The text the library's C function `name` returns for `args` (strings)."""
     import ctypes
     function = getattr(ctypes.CDLL(loaded_path() or library_path()), name)
     function.restype = ctypes.c_char_p
-    return function().decode()
+    function.argtypes = [ctypes.c_char_p] * len(args)
+    return function(*(a.encode() for a in args)).decode()
 
 
 def active_isa():

@@ -4,7 +4,6 @@ dtype checks, the variable functions, the patch, the gradients and the tests
 iterate over it, so no list of ops is written twice."""
 
 import collections
-import ctypes
 
 import tensorflow as tf
 
@@ -30,11 +29,8 @@ def snake(op_type):
 
 
 def _rows():
-    library = ctypes.CDLL(_loader.loaded_path() or _loader.library_path())
-    function = library.tf_scatter_ops_op_table
-    function.restype = ctypes.c_char_p
     rows = []
-    for line in function().decode().splitlines():
+    for line in _loader._library_function("tf_scatter_ops_op_table").splitlines():
         fields = dict(item.split("=", 1) for item in line.split())
         fields["dtypes"] = tuple(tf.as_dtype(d) for d in fields["dtypes"].split(",") if d)
         for optional in ("variable", "alias"):

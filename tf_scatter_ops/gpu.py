@@ -12,7 +12,6 @@ GPUs are visible.
 without asking the driver.
 """
 
-import ctypes
 import warnings
 
 from tf_scatter_ops import _loader
@@ -38,7 +37,7 @@ def gpu_status():
     cuda_visible_devices; setting: $TF_SCATTER_OPS_GPU as read.
     """
     _loader.load()
-    return _status(_call("tf_scatter_ops_gpu_status"))
+    return _status(_loader._library_function("tf_scatter_ops_gpu_status"))
 
 
 def decide(facts):
@@ -49,14 +48,7 @@ def decide(facts):
     For tests: the gate of this process decided from the real facts."""
     _loader.load()
     text = _facts_text(facts)
-    return _status(text + _call("tf_scatter_ops_gpu_decide", text.encode()))
-
-
-def _call(name, *args):
-    function = getattr(ctypes.CDLL(_loader.loaded_path() or _loader.library_path()), name)
-    function.restype = ctypes.c_char_p
-    function.argtypes = [ctypes.c_char_p] * len(args)
-    return function(*args).decode()
+    return _status(text + _loader._library_function("tf_scatter_ops_gpu_decide", text))
 
 
 def _version_number(text):  # "12.2" -> 12020
