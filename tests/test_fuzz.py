@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 import tf_scatter_ops as tso
 from tf_scatter_ops.ops import DTYPES, INDEX_DTYPES, POLICIES
-from tf_scatter_ops.ops import _RAW_OPS as TF_RAW  # Python name -> TensorFlow's op type
+from tf_scatter_ops._table import OP_TYPES as TF_RAW  # Python name -> our op type
 import reference as ref
 
 IAE = tf.errors.InvalidArgumentError

@@ -7,7 +7,8 @@ import pytest
 import tensorflow as tf
 
 import tf_scatter_ops as tso
-from tf_scatter_ops.ops import DTYPES, _RAW_OPS as OP_NAMES  # Python name -> op type
+from tf_scatter_ops._table import OP_TYPES as OP_NAMES  # Python name -> op type
+from tf_scatter_ops.ops import DTYPES
 import reference as ref
 
 GPU_DTYPES = {op: [d for d in ds if d != tf.string] for op, ds in DTYPES.items()}

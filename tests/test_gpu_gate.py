@@ -15,7 +15,8 @@ from tensorflow.python.framework import kernels
 import fatbin
 import tf_scatter_ops as tso
 from tf_scatter_ops import _loader, _stamp, gpu
-from tf_scatter_ops.ops import DTYPES, _RAW_OPS as OP_NAMES
+from tf_scatter_ops._table import OP_TYPES as OP_NAMES
+from tf_scatter_ops.ops import DTYPES
 from ecosystem_util import python_env, run_python
 
 FULL = ["sm_75", "sm_80", "sm_86", "sm_89", "sm_90", "sm_100", "sm_120", "compute_120"]
@@ -208,9 +209,9 @@ import json
 import tensorflow as tf
 from tensorflow.python.framework import kernels
 import tf_scatter_ops as tso
-from tf_scatter_ops.ops import _RAW_OPS
+from tf_scatter_ops._table import OP_TYPES
 found = {}
-for op, raw in _RAW_OPS.items():
+for op, raw in OP_TYPES.items():
     attr = "Tparams" if op == "gather_nd" else "T"
     found[op] = sorted(tf.dtypes.as_dtype(t).name
                        for k in kernels.get_registered_kernels_for_op("TfScatter>" + raw).kernel

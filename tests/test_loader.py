@@ -35,8 +35,8 @@ def test_import_registers_the_ops():
         from tensorflow.python.framework import op_def_registry
         assert op_def_registry.get("TfScatter>ScatterNd") is None
         import tf_scatter_ops
-        from tf_scatter_ops.ops import _RAW_OPS
-        for op in _RAW_OPS.values():
+        from tf_scatter_ops._table import OP_TYPES
+        for op in OP_TYPES.values():
             assert op_def_registry.get("TfScatter>" + op) is not None, op
         print("ok")
     """)
@@ -94,14 +94,14 @@ def test_python_dtype_lists_equal_the_registered_op_defs():
     exactly what the registered ops accept, for the tensor and the variable
     ops alike, so the two cannot drift apart."""
     from tensorflow.python.framework import op_def_registry
-    from tf_scatter_ops import ops, variables
+    from tf_scatter_ops import _table, ops, variables
 
     def allowed(op_type, attr):
         op_def = op_def_registry.get("TfScatter>" + op_type)
         values = next(a for a in op_def.attr if a.name == attr).allowed_values.list.type
         return {tf.as_dtype(t) for t in values}
 
-    for name, op_type in ops._RAW_OPS.items():
+    for name, op_type in _table.OP_TYPES.items():
         value_attr = "Tparams" if name == "gather_nd" else "T"
         assert allowed(op_type, value_attr) == set(ops.DTYPES[name]), name
         assert allowed(op_type, "Tindices") == set(ops.INDEX_DTYPES), name

@@ -9,7 +9,7 @@ from tensorflow.python.framework import kernels, op_def_registry
 from tensorflow.python.framework import ops as tf_ops
 
 import tf_scatter_ops as tso
-from tf_scatter_ops import _loader, _table, ops, patch, variables
+from tf_scatter_ops import _calls, _loader, _table, ops, patch, variables
 
 VALUE_ATTR = {"ScatterNd": "T", "TensorScatter": "T", "GatherNd": "Tparams"}
 
@@ -54,7 +54,7 @@ def test_every_op_of_the_library_is_in_the_table():
     table's ops and their variable ops, no more, no fewer."""
     library = {name for name in dir(_loader.load())
                if name.startswith("tf_scatter_") and not name.endswith("_eager_fallback")}
-    made = {ops._snake(op) for row in _table.OPS for op, _ in every_op(row)}
+    made = {_calls.function_name(op) for row in _table.OPS for op, _ in every_op(row)}
     assert library == made
 
 
@@ -77,7 +77,6 @@ def test_every_row_has_an_xla_kernel():
 
 def test_python_lists_are_the_rows():
     assert ops.DTYPES == {row.py: row.dtypes for row in _table.OPS}
-    assert ops._RAW_OPS == {row.py: row.op for row in _table.OPS}
     for row in _table.OPS:
         assert callable(getattr(tso, row.py)), row.py
         assert getattr(tf.raw_ops, row.tf), row.tf  # TensorFlow's counterpart exists

@@ -806,17 +806,17 @@ def test_while_loop_row_updates_match_tensorflow(rng):
 def test_raw_variable_ops_reject_misuse_with_clear_errors():
     """Hand-made raw calls: wrong dtype attr, a variable that was never
     assigned, a policy typo; each an error naming the problem, none a crash."""
-    from tf_scatter_ops import ops
+    from tf_scatter_ops._calls import library_op
     v = tf.Variable([1, 2, 3])
     with pytest.raises(tf.errors.InvalidArgumentError, match="variable has dtype int32 but the op's dtype is float"):
-        ops.library_op("ResourceScatterNdAdd")(v.handle, [[0]], [1.0])
+        library_op("ResourceScatterNdAdd")(v.handle, [[0]], [1.0])
     with pytest.raises(tf.errors.InvalidArgumentError, match="variable has dtype int32 but the op's dtype is float"):
-        ops.library_op("ResourceGatherNd")(v.handle, [[0]], dtype=tf.float32)
+        library_op("ResourceGatherNd")(v.handle, [[0]], dtype=tf.float32)
     for op, args in (("ResourceScatterNdUpdate", ([[0]], [1.0])), ("ResourceGatherNd", ([[0]],))):
         handle = tf.raw_ops.VarHandleOp(dtype=tf.float32, shape=[3], shared_name=f"never_assigned_{op}")
         kwargs = {"dtype": tf.float32} if op == "ResourceGatherNd" else {}
         with pytest.raises(tf.errors.NotFoundError, match="never_assigned"):
-            ops.library_op(op)(handle, *args, **kwargs)
+            library_op(op)(handle, *args, **kwargs)
     with pytest.raises(tf.errors.InvalidArgumentError, match="Unknown bad_indices_policy 'x'"):
-        ops.library_op("ResourceScatterNdAdd")(v.handle, [[0]], [1], bad_indices_policy="x")
+        library_op("ResourceScatterNdAdd")(v.handle, [[0]], [1], bad_indices_policy="x")
     np.testing.assert_array_equal(v.numpy(), [1, 2, 3])

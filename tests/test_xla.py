@@ -18,7 +18,7 @@ import pytest
 import tensorflow as tf
 
 import tf_scatter_ops as tso
-from tf_scatter_ops import _loader, ops
+from tf_scatter_ops import _calls, _loader, _table, ops
 import reference as ref
 
 TF_VERSION = tuple(int(v) for v in tf.__version__.split(".")[:2])
@@ -93,7 +93,7 @@ def test_each_call_site_runs_xla_or_our_kernel(monkeypatch):
         ignore = lambda t, i, u: g(t, i, u, bad_indices_policy="IGNORE")  # noqa: E731
         assert calls(hlo(jit(f), *small)) == {"scatter", "CheckIndices"}
         assert calls(hlo(jit(ignore), *small)) == {"scatter"}
-        assert calls(hlo(jit(f), *large)) == {ops._RAW_OPS[op]}
+        assert calls(hlo(jit(f), *large)) == {_table.OP_TYPES[op]}
     assert calls(hlo(jit(lambda i, u: tso.scatter_nd(i, u, [4])), *small[1:])) == {
         "scatter", "CheckIndices"}
     assert calls(hlo(jit(lambda i, u: tso.scatter_nd(i, u, [n])), *large[1:])) == {"ScatterNd"}
@@ -170,7 +170,7 @@ def test_jit_compile_matches_eager_for_every_dtype(op, ours, rng, monkeypatch, x
     if not ours and xla_path != "auto":
         pytest.skip("the path is our kernels' choice")
     if not ours:
-        monkeypatch.setattr(ops, "xla_uses_our_kernels", lambda: False)
+        monkeypatch.setattr(_calls, "xla_uses_our_kernels", lambda: False)
     shape = (6, 3)
     for dtype in XLA_DTYPES[op]:
         for index_dtype in ((tf.int16, tf.int32, tf.int64) if dtype == tf.float32 else (tf.int32,)):
@@ -353,8 +353,8 @@ def test_lowering_under_xla_warns_once_when_a_gpu_is_present(monkeypatch):
     """Keras 3 turns XLA on by default with a GPU; then our kernels are not
     used (ours are for the CPU), and the user is told so, once."""
     import warnings
-    monkeypatch.setattr(ops, "_warned_xla_on_gpu", False)
-    monkeypatch.setattr(ops, "_has_gpu", lambda: False)
+    monkeypatch.setattr(_calls, "_warned_xla_on_gpu", False)
+    monkeypatch.setattr(_calls, "_has_gpu", lambda: False)
     t = tf.zeros([4])
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -362,7 +362,7 @@ def test_lowering_under_xla_warns_once_when_a_gpu_is_present(monkeypatch):
         f(t)
     assert not [w for w in caught if "tf_scatter_ops" in str(w.message)]  # CPU only: no warning
     assert ("custom_call_target" in hlo(f, t)) == _loader.built_with_xla()
-    monkeypatch.setattr(ops, "_has_gpu", lambda: True)
+    monkeypatch.setattr(_calls, "_has_gpu", lambda: True)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         f = jit(lambda x: tso.tensor_scatter_nd_add(x, [[1]], [1.]))

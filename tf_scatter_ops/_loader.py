@@ -165,7 +165,7 @@ def package_files():
 def _name_generated_code(library):
     """tf.load_op_library generates the op functions with the file name
     "<string>"; they get one in this package, so that the tracebacks recorded
-    for our ops can leave them out (ops._HideOurFrames) without leaving out a
+    for our ops can leave them out (_calls._HideOurFrames) without leaving out a
     user's `python -c` frames."""
     generated = os.path.join(os.path.dirname(os.path.abspath(__file__)), GENERATED_FILE)
     for value in vars(library).values():

@@ -42,6 +42,7 @@ def _rows():
 _loader.load()
 OPS = _rows()
 BY_PY = {row.py: row for row in OPS}
+OP_TYPES = {row.py: row.op for row in OPS}  # Python name -> our op type
 SCATTERS = tuple(row for row in OPS if row.kind != "GatherNd")
 TENSOR_SCATTERS = tuple(row for row in OPS if row.kind == "TensorScatter")
 # The in-place variable functions (scatter_nd_add, ...), from the rows that

@@ -5,9 +5,9 @@ one changes meaning.
 
 - EagerTensor: the eager fast path's type test (ops.py, xla_sites.py).
 - tf_stack: the filter that leaves the package's frames out of an op's
-  recorded traceback (ops.py).
+  recorded traceback (_calls.py).
 - control_flow_util: whether the graph being built is compiled by XLA
-  (ops.py); control_flow_util_v2: whether it is a while loop's body
+  (_calls.py); control_flow_util_v2: whether it is a while loop's body
   (xla_sites.py).
 - resource_variable_ops, ref_variable: the variable classes the patch adds
   methods to, and variable_accessed (patch.py, variables.py).

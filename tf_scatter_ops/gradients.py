@@ -8,15 +8,15 @@ update that won (the last one in index order) gets gradient.
 
 import tensorflow as tf
 
-from tf_scatter_ops import _table, ops
+from tf_scatter_ops import _calls, _convert, _table, ops
 
 
 def _policy(op):
-    return ops.check_policy(op.get_attr("bad_indices_policy"))
+    return _convert.check_policy(op.get_attr("bad_indices_policy"))
 
 
 def _gather(grad, indices, policy):
-    return ops._raw_gather_nd(grad, indices, policy)
+    return _calls.raw_op("gather_nd")(params=grad, indices=indices, bad_indices_policy=policy)
 
 
 def _scatter_nd_grad(op, grad):

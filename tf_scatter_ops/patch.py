@@ -29,11 +29,11 @@ import threading
 import tensorflow as tf
 
 
-from tf_scatter_ops import _table, ops, variables
+from tf_scatter_ops import _convert, _table, ops, variables
 from tf_scatter_ops._tf_private import ref_variable, resource_variable_ops
 
 
-@ops.public
+@_convert.public
 def _v1_gather_nd(params, indices, name=None, batch_dims=0, bad_indices_policy=""):
     """tf.compat.v1.gather_nd's positional order (name before batch_dims)."""
     return ops.gather_nd(params, indices, batch_dims, name, bad_indices_policy)
@@ -56,7 +56,7 @@ def _v1_variable_scatter(op, use_locking):
         return ours(ref, indices, updates, use_locking, name, bad_indices_policy)
     f.__name__ = f.__qualname__ = op
     f.__doc__ = ours.__doc__
-    return ops.public(f)
+    return _convert.public(f)
 
 
 def _variable_method(op):
@@ -68,7 +68,7 @@ def _variable_method(op):
         return ours(self, indices, updates, True, name)
     method.__name__ = method.__qualname__ = op
     method.__doc__ = ours.__doc__
-    return ops.public(method)
+    return _convert.public(method)
 
 
 # tf.compat.v1: the same, TensorFlow's second names (tensor_scatter_add, ...)
@@ -99,14 +99,14 @@ _saved = None  # [(module, name, TensorFlow's function)] while patched
 
 def _with_fallback(ours, tensorflows):
     """`ours`, except that a call with an input our ops do not take (a
-    RaggedTensor, a SparseTensor, an extension type: see ops.foreign) goes to
+    RaggedTensor, a SparseTensor, an extension type: see _convert.foreign) goes to
     TensorFlow's function, and through it to TensorFlow's dispatch."""
     @functools.wraps(ours)
     def f(*args, **kwargs):
-        if any(ops.foreign(a) for a in itertools.chain(args, kwargs.values())):
+        if any(_convert.foreign(a) for a in itertools.chain(args, kwargs.values())):
             return tensorflows(*args, **kwargs)
         return ours(*args, **kwargs)
-    return ops.public(f)
+    return _convert.public(f)
 
 
 def patched_names():

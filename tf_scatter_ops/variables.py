@@ -19,7 +19,7 @@ False shares it with other non-locking updates, whose rows may interleave.
 
 import tensorflow as tf
 
-from tf_scatter_ops import _table, ops
+from tf_scatter_ops import _calls, _convert, _table
 from tf_scatter_ops._tf_private import dist_values, resource_variable_ops, values_util
 
 # Python name -> (the tensor op with the same semantics and dtypes, the
@@ -81,19 +81,19 @@ def _scatter_variable(op, ref, indices, updates, use_locking, name, policy):
     if not isinstance(ref, tf.Variable) and not is_ref:
         raise _not_a_variable(op, ref)
     dtype = ref.dtype.base_dtype
-    ops._check_dtype(tensor_op, dtype)
-    with ops._scope(name or op):
-        indices = ops._indices(indices)
-        updates = ops._tensor(updates, dtype=dtype, name="updates")
+    _convert.check_dtype(tensor_op, dtype)
+    with _convert.scope(name or op):
+        indices = _convert.indices(indices)
+        updates = _convert.tensor(updates, dtype=dtype, name="updates")
         if is_ref:
-            return ops.library_op(ref_op)(ref, indices, updates, use_locking=bool(use_locking),
+            return _calls.library_op(ref_op)(ref, indices, updates, use_locking=bool(use_locking),
                                        bad_indices_policy=policy)
         parent = getattr(ref, "_parent_op", None)  # an unread value of an earlier update
         with tf.control_dependencies([parent] if parent is not None and not tf.executing_eagerly() else []):
-            if ops.lowering_to_xla():
+            if _calls.lowering_to_xla():
                 update = _xla_scatter(op, ref, indices, updates, use_locking)
             else:
-                update = ops.library_op(resource_op)(ref.handle, indices, updates,
+                update = _calls.library_op(resource_op)(ref.handle, indices, updates,
                                                   use_locking=bool(use_locking),
                                                   bad_indices_policy=policy)
         return ref._lazy_read(update)  # TensorFlow's return: the value after the update
@@ -125,8 +125,8 @@ def _scatter_distributed(op, var, indices, updates, use_locking, name, policy):
     if op not in ("scatter_nd_add", "scatter_nd_sub") and var.aggregation not in (
             tf.VariableAggregation.NONE, tf.VariableAggregation.ONLY_FIRST_REPLICA):
         raise NotImplementedError(values_util.scatter_error_msg.format(op_name=op, aggregation=var.aggregation))
-    ops._check_dtype(_OPS[op][0], var.dtype)
-    rows = tf.IndexedSlices(ops._tensor(updates, dtype=var.dtype, name="updates"), ops._indices(indices))
+    _convert.check_dtype(_OPS[op][0], var.dtype)
+    rows = tf.IndexedSlices(_convert.tensor(updates, dtype=var.dtype, name="updates"), _convert.indices(indices))
 
     def update_fn(component, value, **unused):
         return _scatter_variable(op, component, value.indices, value.values, use_locking, name, policy)
@@ -136,14 +136,14 @@ def _scatter_distributed(op, var, indices, updates, use_locking, name, policy):
 
 def _variable_scatter_function(op, doc):
     def f(ref, indices, updates, use_locking=True, name=None, bad_indices_policy=""):
-        policy = ops.check_policy(bad_indices_policy)
+        policy = _convert.check_policy(bad_indices_policy)
         ref = unwrap(ref)
         if _is_distributed(ref):
             return _scatter_distributed(op, ref, indices, updates, use_locking, name, policy)
         return _scatter_variable(op, ref, indices, updates, use_locking, name, policy)
     f.__name__ = f.__qualname__ = op
     f.__doc__ = doc
-    return ops.public(f)
+    return _convert.public(f)
 
 
 scatter_nd_update = _variable_scatter_function(
@@ -167,7 +167,7 @@ def gather_rows(var, indices, policy):
     method does."""
     if var.trainable:
         resource_variable_ops.variable_accessed(var)
-    if ops.lowering_to_xla():  # XLA compiles no ResourceGatherNd; it reads variables in place
+    if _calls.lowering_to_xla():  # XLA compiles no ResourceGatherNd; it reads variables in place
         return tf.raw_ops.GatherNd(params=var.value(), indices=indices)
-    return ops.library_op("ResourceGatherNd")(var.handle, indices, dtype=var.dtype,
+    return _calls.library_op("ResourceGatherNd")(var.handle, indices, dtype=var.dtype,
                                            bad_indices_policy=policy)

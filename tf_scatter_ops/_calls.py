@@ -1,0 +1,128 @@
+"""How a wrapper calls an op here: our TfScatter> op (its node named and its
+traceback ending in the user's code), or, under XLA where our XLA kernels do
+not apply, TensorFlow's op of the same meaning."""
+
+import functools
+import inspect
+import warnings
+
+import tensorflow as tf
+
+from tf_scatter_ops import _loader, _table, xla_sites
+from tf_scatter_ops._tf_private import control_flow_util, tf_stack
+
+
+def in_xla_context():
+    """True while a graph is being built for XLA (tf.function(jit_compile=True)).
+
+    There the tensor ops compile to our XLA kernels where we have them
+    (xla_uses_our_kernels()); elsewhere, and for the variable ops, the wrappers
+    lower to TensorFlow's own XLA-compilable ops (same results for valid
+    input; XLA drops out-of-bound scatter rows and clamps gather indices
+    whatever the policy). The check uses TensorFlow's private
+    control_flow_util (_tf_private).
+    """
+    if tf.executing_eagerly():
+        return False
+    return control_flow_util.GraphOrParentsInXlaContext(tf.compat.v1.get_default_graph())
+
+
+def xla_uses_our_kernels():
+    """Whether XLA compiles our tensor ops to our kernels here: the library
+    has XLA kernels, which are for the CPU, and no GPU is present (compiled
+    functions would be placed on it)."""
+    return _loader.built_with_xla() and not _has_gpu()
+
+
+_warned_xla_on_gpu = False
+xla_sites.register()
+
+
+def _has_gpu():
+    return bool(tf.config.list_physical_devices("GPU"))
+
+
+def lowering_to_xla():
+    """in_xla_context(), for a wrapper about to lower to TensorFlow's ops.
+    With a GPU present it warns, once per process: there XLA is often on
+    without the user asking (Keras 3's jit_compile="auto"), and it silently
+    trades our kernels for XLA's."""
+    global _warned_xla_on_gpu
+    if not in_xla_context():
+        return False
+    if not _warned_xla_on_gpu and _has_gpu():
+        _warned_xla_on_gpu = True
+        warnings.warn(
+            "tf_scatter_ops: this function is compiled with XLA (jit_compile=True; Keras 3's "
+            "jit_compile='auto' turns it on when a GPU is present), so the scatter and gather "
+            "ops in it run as TensorFlow's XLA ops: not deterministic on GPU, out-of-bound "
+            "scatter rows dropped and gather indices clamped whatever bad_indices_policy says. "
+            "Compile with jit_compile=False (model.compile(..., jit_compile=False)) to keep "
+            "tf_scatter_ops' kernels and their guarantees.", stacklevel=3)
+    return True
+
+
+@functools.lru_cache(maxsize=None)  # on every eager call: build each name once
+def function_name(op_type):
+    """The name of the function tf.load_op_library makes for TfScatter>`op_type`."""
+    return "tf_scatter_" + _table.snake(op_type)
+
+
+class _HideOurFrames(tf_stack.StackTraceFilter):
+    """Leaves this package's frames out of the traceback TensorFlow records
+    for an op, as TensorFlow leaves out its own: an op that fails inside a
+    tf.function is then reported as defined at the user's line."""
+
+    FILES = None  # this package's Python files, once the library is loaded
+
+    def get_filtered_filenames(self):
+        return self.FILES | self.parent.get_filtered_filenames()
+
+
+def library_op(op_type):
+    """Our op TfScatter>`op_type` as a function. In a graph its node is named
+    `op_type` (the default name would be the op type, and a `>` in a node
+    name hides the node from TensorFlow's error interpolation) and its
+    recorded traceback ends in the user's code."""
+    function = getattr(_loader.load(), function_name(op_type))
+    if tf.executing_eagerly():
+        return function
+
+    def build(*args, **kwargs):
+        if _HideOurFrames.FILES is None:
+            _HideOurFrames.FILES = frozenset(_loader.package_files())
+        with _HideOurFrames():
+            return function(*args, name=op_type, **kwargs)
+    return build
+
+
+def raw_op(op, xla_ours=True):
+    """The op function to call for `op` here: ours, or TensorFlow's under XLA
+    where our XLA kernels do not apply (or not `xla_ours`: this call's)."""
+    if in_xla_context() and not (xla_ours and xla_uses_our_kernels()) and lowering_to_xla():
+        return functools.partial(_lowered, op, getattr(tf.raw_ops, _table.BY_PY[op].tf))
+    return library_op(_table.BY_PY[op].op)
+
+
+def _lowered(op, theirs, bad_indices_policy="", **inputs):
+    """TensorFlow's op `theirs` for ours, under XLA."""
+    if op != "gather_nd" and inputs["indices"].dtype == tf.int16:
+        # TensorFlow's scatters take int32 and int64 indices only
+        for name in ("indices", "shape"):
+            if name in inputs:
+                inputs[name] = tf.cast(inputs[name], tf.int32)
+    if _takes_policy(theirs):  # XLA honours IGNORE in gathers (zeros)
+        inputs["bad_indices_policy"] = bad_indices_policy
+    # (older TensorFlows' ops have no bad_indices_policy attr)
+    return theirs(**inputs)
+
+
+@functools.lru_cache(maxsize=None)
+def _takes_policy(raw_op):
+    return "bad_indices_policy" in inspect.signature(raw_op).parameters
+
+
+@functools.lru_cache(maxsize=None)
+def eager_op(op):
+    """library_op of `op` for the eager fast path (only called eagerly)."""
+    return library_op(_table.BY_PY[op].op)
