@@ -23,6 +23,7 @@
 #include <utility>
 
 #include "cpu/parallel.h"
+#include "cpu/thresholds.h"
 
 namespace tf_scatter_ops {
 
@@ -31,14 +32,7 @@ class ChunkedLoop {
   // Hands a closure to one of the pool's threads.
   using Schedule = std::function<void(std::function<void()>)>;
 
-  // One thread (the caller, or a helper) for each kCyclesPerThread of work:
-  // below it, waking a helper costs more than it saves (Eigen's ParallelFor
-  // has a like threshold). Chunks of at least kMinChunkCycles, at most
-  // kChunksPerThread a thread.
-  static constexpr int64_t kCyclesPerThread = 100000;
-  static constexpr int64_t kMinChunkCycles = 1 << 14;
-  static constexpr int64_t kChunksPerThread = 4;
-
+  // Threads and chunks from the work's cycles (cpu/thresholds.h).
   static void Run(int pool_threads, const Schedule& schedule, int64_t total, int64_t cost,
                   const Parallel::Body& body) {
     const int64_t cycles = total * std::max<int64_t>(cost, 1);

@@ -15,12 +15,6 @@
 
 namespace tf_scatter_ops {
 
-// Outputs up to this many bytes are taken to stay in cache, between the
-// passes of a call and for the op that reads them next (about a few cores'
-// share of a last-level cache). Above it, scatters group their updates by
-// destination block and gathers stream their rows out (row_copy.h).
-constexpr int64_t kCacheBytes = int64_t(8) << 20;
-
 enum class Isa { kPortable = 0, kAvx2 = 1, kAvx512 = 2 };
 
 inline const char* IsaName(Isa isa) {

@@ -18,6 +18,7 @@
 #include <cstdint>
 
 #include "cpu/cpu_features.h"
+#include "cpu/thresholds.h"
 #include "cpu/parallel.h"
 
 namespace tf_scatter_ops {
@@ -142,9 +143,6 @@ IndexRows MakeIndexRows(const Index* indices, int64_t n, int depth,
   }
   return r;
 }
-
-// Rows are linearised this many at a time into a buffer on the stack.
-constexpr int64_t kRowBatch = 512;
 
 // Calls body(begin, end, slots) for consecutive batches of rows [begin, end)
 // and returns the first bad row among them, or -1.

@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <functional>
 
+#include "cpu/thresholds.h"
+
 namespace tf_scatter_ops {
 
 struct Parallel {
@@ -20,15 +22,12 @@ struct Parallel {
 
   void For(int64_t total, int64_t cost_per_unit, const Body& body) const {
     if (total <= 0) return;
-    if (!run || threads <= 1 || total * cost_per_unit < kSerialBelow) {
+    if (!run || threads <= 1 || total * cost_per_unit < kSerialBelowCycles) {
       body(0, total);
     } else {
       run(total, cost_per_unit, body);
     }
   }
-
-  // Below this many cycles of work a thread hand-off costs more than it saves.
-  static constexpr int64_t kSerialBelow = 1 << 15;
 };
 
 }  // namespace tf_scatter_ops

@@ -16,16 +16,13 @@
 #include <cstdint>
 
 #include "cpu/cpu_features.h"
+#include "cpu/thresholds.h"
 
 #if defined(TF_SCATTER_OPS_AVX2)
 #include <immintrin.h>
 #endif
 
 namespace tf_scatter_ops {
-
-// Rows prefetched ahead of the one being copied, and how much of each.
-constexpr int64_t kRowPrefetch = 16;
-constexpr int64_t kRowPrefetchBytes = 256;
 
 // Copies `bytes` from src to dst with non-temporal stores; the stores are
 // weakly ordered: call StreamFence before another thread reads.

@@ -33,34 +33,12 @@
 #include "common/scratch.h"
 #include "cpu/cpu_call.h"
 #include "cpu/cpu_features.h"
+#include "cpu/thresholds.h"
 #include "cpu/index_linearize.h"
 #include "cpu/parallel.h"
 
 namespace tf_scatter_ops {
 namespace internal {
-
-// Serial below Parallel::kSerialBelow work; so are up to kInCacheUpdates
-// update elements into an output that stays in cache (kCacheBytes): the
-// hand-offs of the grouping passes would cost more than they save, and when
-// the pool's threads are slow to wake, the caller runs those passes alone at
-// about twice the cost of the serial one.
-constexpr int64_t kInCacheUpdates = 1 << 17;
-// Destination blocks are about this many bytes, so a block's output stays in
-// cache while its updates are applied (and its copy/zero-fill is fused).
-constexpr int64_t kBlockBytes = 256 << 10;
-constexpr int64_t kMaxBlocks = 1 << 14;
-// Slices at least this long are split by columns instead of by destination.
-constexpr int64_t kColumnSplitSlice = 4096;
-// How far ahead of a bucket's store the placing pass prefetches, in bytes
-// (64-256 all speed that pass up alike; none is clearly best).
-constexpr int64_t kPrefetchAhead = 128;
-// A block's owner asks for the update row this many entries ahead, its first
-// kApplyPrefetchBytes (8 and 16 entries ahead gained alike, 4 less).
-constexpr int64_t kApplyAhead = 8;
-constexpr int64_t kApplyPrefetchBytes = 256;
-// About what the count or the placing pass costs a row, in cycles: the
-// parallel loops weigh it against a hand-off to the pool.
-constexpr int64_t kGroupRowCycles = 8;
 
 inline int64_t RoundUp(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 inline char* AlignUp(char* p, uintptr_t m) {
@@ -230,7 +208,6 @@ int64_t ScatterBlocks(const CpuCall& s, bool ignore, const T* updates,
 // slot, linearised first (LinearizeAll) into `inline_slots` for a few rows
 // (tiny ops do not allocate), else into scratch. Returns the first bad row,
 // -1, or kNoScratch.
-constexpr int64_t kInlineSlots = 32;
 inline int64_t LinearizeAll(const CpuCall& s, int64_t* inline_slots,
                             const Parallel& parallel, Scratch& scratch,
                             int64_t** slots) {
@@ -315,7 +292,7 @@ __attribute__((noinline)) int64_t ScatterCpu(const CpuCall& s, bool ignore,
       total * static_cast<int64_t>(sizeof(T)) <= kCacheBytes && work <= kInCacheUpdates;
   const int64_t init_work = mode == Init::kInPlace ? 0 : total;
   const bool serial =
-      parallel.threads <= 1 || work + init_work < Parallel::kSerialBelow || in_cache;
+      parallel.threads <= 1 || work + init_work < kSerialBelowCycles || in_cache;
   const bool by_column = S >= kColumnSplitSlice || s.form.nslots == 1;
   if (!serial && !by_column) {
     return ScatterBlocks<T, Op>(s, ignore, updates, init, mode, out, parallel, scratch);
