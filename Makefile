@@ -12,14 +12,16 @@ JOBS ?= $(shell nproc)
 # `library` with another interpreter (PY=...) and clears this.
 TF_FLAGS_DEPS ?= $(VENV)/.installed
 
-# Sources (CONTRIBUTING.md, "Layout"): the TensorFlow-free cores in
-# cc/kernels/{common,cpu,cuda}/, the TensorFlow glue and the per-op
-# registration units at the top of cc/kernels/, the ops in cc/ops/.
-KERNEL_SRCS := $(wildcard cc/kernels/*.cc)
+# Sources (docs/architecture.md): the op layer in cc/ops/; under cc/kernels/
+# the TensorFlow-free cores (common/, cpu/, cuda/), the TensorFlow kernel
+# glue (tf/), the XLA glue (xla/), what the library says about itself and
+# the GPU gate (library/), and the per-row registration units (register/).
+# Layer headers are included from cc/ ("ops/...") or cc/kernels/ ("tf/...").
+KERNEL_SRCS := $(filter-out %.cu.cc,$(wildcard cc/kernels/*/*.cc))
 OP_SRCS := $(wildcard cc/ops/*.cc)
 SRCS := $(KERNEL_SRCS) $(OP_SRCS)
 OBJS := $(patsubst cc/%.cc,$(BUILD)/%.o,$(SRCS))
-HDRS := $(wildcard cc/kernels/*.h cc/kernels/*/*.h)
+HDRS := $(wildcard cc/ops/*.h cc/kernels/*/*.h)
 CPU_CORE_HDRS := $(wildcard cc/kernels/common/*.h cc/kernels/cpu/*.h)
 
 # The cores compile against include folders that hold only their own
@@ -84,7 +86,7 @@ $(BUILD)/tf_flags.mk: $(TF_FLAGS_DEPS) tools/tf_flags.py
 # are not ours to print. -Wno-psabi: g++'s note that passing std::complex by
 # value changed ABI in GCC 10, about the complex instantiations of the core
 # (they never cross an ABI boundary).
-CXXFLAGS := -O3 -fPIC -Wall -Wno-sign-compare -Wno-deprecated-declarations -Wno-interference-size -Wno-psabi -fvisibility=hidden -Icc/kernels $(patsubst -I%,-isystem %,$(TF_CFLAGS)) -DTFSO_TF_VERSION=$(TF_VERSION) $(GPU_CXXFLAGS)
+CXXFLAGS := -O3 -fPIC -Wall -Wno-sign-compare -Wno-deprecated-declarations -Wno-interference-size -Wno-psabi -fvisibility=hidden -Icc -Icc/kernels $(patsubst -I%,-isystem %,$(TF_CFLAGS)) -DTFSO_TF_VERSION=$(TF_VERSION) $(GPU_CXXFLAGS)
 LDFLAGS := -shared $(TF_LFLAGS) -Wl,-rpath,'$$ORIGIN/../tensorflow' -Wl,-O1 $(GPU_LDFLAGS) -ldl
 
 $(BUILD)/%.o: cc/%.cc $(HDRS) $(BUILD)/tf_flags.mk $(BUILD)/gpu-$(TFSO_GPU).stamp
@@ -108,9 +110,9 @@ $(SO): $(OBJS) $(BUILD)/objects
 
 demo: $(VENV)/.installed
 	$(MAKE) -j$(JOBS) $(SO)
-	TF_CPP_MIN_LOG_LEVEL=3 $(PY) -m tf_scatter_ops.demo
-	TF_CPP_MIN_LOG_LEVEL=3 $(PY) -m tf_scatter_ops.bench --quick --only W1,W3,W5,W7,W8,T2,T5,T6,P1,P2,P3,P4,P5,P6,P7
-	TF_CPP_MIN_LOG_LEVEL=3 $(PY) -m tf_scatter_ops.bench --sweep --quick --out $(BUILD)/bench/sweep
+	TF_CPP_MIN_LOG_LEVEL=3 $(PY) -m examples.demo
+	TF_CPP_MIN_LOG_LEVEL=3 $(PY) -m benchmarks.bench --quick --only W1,W3,W5,W7,W8,T2,T5,T6,P1,P2,P3,P4,P5,P6,P7
+	TF_CPP_MIN_LOG_LEVEL=3 $(PY) -m benchmarks.bench --sweep --quick --out $(BUILD)/bench/sweep
 
 test: $(VENV)/.installed
 	$(MAKE) -j$(JOBS) $(SO)
@@ -122,11 +124,11 @@ test: $(VENV)/.installed
 # sweep, and the quick table under every ISA this CPU has.
 bench: $(VENV)/.installed
 	$(MAKE) -j$(JOBS) $(SO)
-	TF_CPP_MIN_LOG_LEVEL=3 $(PY) -m tf_scatter_ops.bench --out $(BUILD)/bench/default
-	TF_CPU_ALLOCATOR_USE_BFC=true TF_CPP_MIN_LOG_LEVEL=3 $(PY) -m tf_scatter_ops.bench --out $(BUILD)/bench/bfc
-	TF_CPP_MIN_LOG_LEVEL=3 $(PY) -m tf_scatter_ops.bench --sweep --out $(BUILD)/bench/sweep
+	TF_CPP_MIN_LOG_LEVEL=3 $(PY) -m benchmarks.bench --out $(BUILD)/bench/default
+	TF_CPU_ALLOCATOR_USE_BFC=true TF_CPP_MIN_LOG_LEVEL=3 $(PY) -m benchmarks.bench --out $(BUILD)/bench/bfc
+	TF_CPP_MIN_LOG_LEVEL=3 $(PY) -m benchmarks.bench --sweep --out $(BUILD)/bench/sweep
 	set -e; for isa in $$(TF_CPP_MIN_LOG_LEVEL=3 $(PY) -c 'import tf_scatter_ops as t; i = ["portable", "avx2", "avx512"]; print(*i[:i.index(t.cpu_isa()) + 1])' 2>/dev/null); do \
-	  TF_CPP_MIN_LOG_LEVEL=3 $(PY) -m tf_scatter_ops.bench --quick --isa $$isa --only W1,W3,W5,W7 --out $(BUILD)/bench/$$isa; done
+	  TF_CPP_MIN_LOG_LEVEL=3 $(PY) -m benchmarks.bench --quick --isa $$isa --only W1,W3,W5,W7 --out $(BUILD)/bench/$$isa; done
 
 test-python: $(VENV)/.installed
 	$(MAKE) -j$(JOBS) $(SO)

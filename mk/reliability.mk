@@ -34,7 +34,7 @@ fuzz: $(VENV)/.installed
 	  $(PY) -m pytest -q -p no:cacheprovider tests/test_fuzz.py
 
 # Nanoseconds per index row of the lineariser under each ISA (not in CI).
-# The CPU core's thread scaling (tools/cpu_scaling.cc): W1, W3, W5, W7 at
+# The CPU core's thread scaling (benchmarks/cpu_scaling.cc): W1, W3, W5, W7 at
 # CPU_SCALING_THREADS threads on production's scheduler. CI runs it small,
 # for its check that every thread count gives the same bits;
 # tools/gpu_check.sh runs it full size on the lent 16-core machine.
@@ -42,7 +42,7 @@ fuzz: $(VENV)/.installed
 CI_EXTRA += ci-cpu-scaling
 CPU_SCALING_THREADS ?= 1,2,4,8,16
 CPU_SCALING := $(BUILD)/cpu_scaling
-$(CPU_SCALING): tools/cpu_scaling.cc tests/cc/thread_pool.h $(CPU_CORE_HDRS) | $(BUILD)/include/cpu/.made
+$(CPU_SCALING): benchmarks/cpu_scaling.cc tests/cc/thread_pool.h $(CPU_CORE_HDRS) | $(BUILD)/include/cpu/.made
 	$(CXX) -O3 -std=c++17 -pthread -Wall -Wno-sign-compare -Wno-psabi -I$(BUILD)/include/cpu -Itests/cc $< -o $@
 cpu-scaling: $(CPU_SCALING)
 	$(CPU_SCALING) --threads $(CPU_SCALING_THREADS)
@@ -51,5 +51,5 @@ ci-cpu-scaling: $(CPU_SCALING)
 
 .PHONY: linearize-bench
 linearize-bench: | $(BUILD)/include/cpu/.made
-	$(CXX) -O3 -std=c++17 -pthread -I$(BUILD)/include/cpu tools/linearize_bench.cc -o $(BUILD)/linearize_bench
+	$(CXX) -O3 -std=c++17 -pthread -I$(BUILD)/include/cpu benchmarks/linearize_bench.cc -o $(BUILD)/linearize_bench
 	$(BUILD)/linearize_bench

@@ -8,7 +8,7 @@ import pytest
 import tensorflow as tf
 
 import tf_scatter_ops as tso
-from tf_scatter_ops import bench
+from benchmarks import bench, harness, programs, sweep, workloads
 
 
 def test_quick_bench_runs_and_writes_json(tmp_path, capsys):
@@ -22,11 +22,11 @@ def test_quick_bench_runs_and_writes_json(tmp_path, capsys):
 
 
 def test_check_rejects_a_wrong_result():
-    w = bench.WORKLOADS[0]
+    w = workloads.WORKLOADS[0]
     args = (tf.zeros([8]), tf.constant([[1]]), tf.ones([1]))
     impls = {"ours": lambda *a: tf.zeros([8]), "tf": tf.tensor_scatter_nd_add}
     try:
-        bench.check(w, impls, args)
+        harness.check(w, impls, args)
     except AssertionError as e:
         assert "differs" in str(e)
     else:
@@ -38,25 +38,25 @@ def test_quick_sweep_covers_every_size_and_reports_the_call_floor(tmp_path, caps
     data = json.loads((tmp_path / "sweep.json").read_text())
     sizes = sorted({r["out_bytes"] for r in data["rows"]})
     assert sizes == [16 << 10 << (2 * k) for k in range(6)]
-    assert {r["workload"] for r in data["rows"]} == set(bench.SWEEP)
-    assert len(data["rows"]) == len(sizes) * len(bench.SWEEP)
+    assert {r["workload"] for r in data["rows"]} == set(sweep.SWEEP)
+    assert len(data["rows"]) == len(sizes) * len(sweep.SWEEP)
     for floors in data["empty_function_s"].values():
         assert floors["fn"] > 0 and floors["xla fn"] > 0
     impls = ("ours", "tf", "xla") + (("ours xla",) if tso.xla_uses_our_kernels() else ())
     for r in data["rows"]:
         for impl in impls:
-            assert (r[f"{impl} per op"] is None) == (r["out_bytes"] > bench.CHAIN_MAX_BYTES)
+            assert (r[f"{impl} per op"] is None) == (r["out_bytes"] > sweep.CHAIN_MAX_BYTES)
         assert (r["ours xla"] is not None) == ("ours xla" in impls)
     out = capsys.readouterr().out
     assert "an empty tf.function of 3 tensors" in out and "ours/op" in out and "@XLA/op" in out
 
 
 def test_a_chain_runs_each_op_on_its_own_inputs():
-    w = bench.sized({w.name: w for w in bench.WORKLOADS}["W5"], 16 << 10)
-    args = bench.make_inputs(w, np.random.default_rng(0))
-    adapt, fixed, varying = bench.chain_inputs(w, args)
-    outs = tf.function(bench.chained(adapt(tf.scatter_nd), bench.CHAIN))(*fixed, *varying)
-    assert len(outs) == bench.CHAIN == len(varying)
+    w = sweep.sized({w.name: w for w in workloads.WORKLOADS}["W5"], 16 << 10)
+    args = workloads.make_inputs(w, np.random.default_rng(0))
+    adapt, fixed, varying = sweep.chain_inputs(w, args)
+    outs = tf.function(sweep.chained(adapt(tf.scatter_nd), sweep.CHAIN))(*fixed, *varying)
+    assert len(outs) == sweep.CHAIN == len(varying)
     for j, out in enumerate(outs):
         expected = tf.scatter_nd(args[0], args[1] * (1 + j), args[2])
         assert out.numpy().tobytes() == expected.numpy().tobytes()
@@ -68,11 +68,11 @@ def test_ours_under_xla_runs_our_kernels():
     TensorFlow's ops (scatter_nd gets its shape as a constant)."""
     if not tso.xla_uses_our_kernels():
         pytest.skip("XLA does not run our kernels here")
-    base = {w.name: w for w in bench.WORKLOADS}
-    for name in bench.SWEEP:
-        w = bench.sized(base[name], 16 << 10)
-        args = bench.make_inputs(w, np.random.default_rng(0))
-        f = bench.implementations(w)["ours xla"]
+    base = {w.name: w for w in workloads.WORKLOADS}
+    for name in sweep.SWEEP:
+        w = sweep.sized(base[name], 16 << 10)
+        args = workloads.make_inputs(w, np.random.default_rng(0))
+        f = workloads.implementations(w)["ours xla"]
         assert 'custom_call_target="tf_scatter_ops.' in f.experimental_get_compiler_ir(*args)(
             stage="hlo"), name
 
@@ -83,15 +83,15 @@ def test_programs_run_four_ways_after_their_check(tmp_path, capsys):
     assert data["results"] == []
     assert [r["name"] for r in data["programs"]] == ["P5", "P6"]
     for r in data["programs"]:
-        assert all(r[v] > 0 for v in bench.bench_programs.VARIANTS)
+        assert all(r[v] > 0 for v in programs.VARIANTS)
     out = capsys.readouterr().out
     assert "ours XLA" in out and "P6" in out
 
 
 def test_program_check_rejects_a_wrong_result():
-    p = bench.bench_programs.PROGRAMS[-1]
+    p = programs.PROGRAMS[-1]
     inputs = p.inputs(np.random.default_rng(0), True)
-    fns = bench.bench_programs._functions(p)
+    fns = programs._functions(p)
     fns["ours xla"] = lambda x: tf.zeros([100])
     with pytest.raises(AssertionError, match="ours xla differs"):
-        bench.bench_programs._check(p, fns, inputs)
+        programs._check(p, fns, inputs)

@@ -12,7 +12,7 @@ every fence needs a language this file knows:
   block itself.
 * ```sh blocks are checked, not run (they build, install, or run for an
   hour): `make X` must be a target of Makefile or mk/*.mk, `python -m
-  tf_scatter_ops.bench ARGS` must parse with the benchmark's own argparse,
+  benchmarks.bench ARGS` must parse with the benchmark's own argparse,
   `pip` and `bazel` lines must name files, packages and configs that exist,
   a script must exist and be executable (and its flags appear in it).
   Anything else fails: teach this file the new command.
@@ -368,9 +368,9 @@ def check_command(argv, targets, bench_argvs):
             if t not in targets:
                 problems.append(f"make target {t!r} is not in Makefile or mk/*.mk")
     elif os.path.basename(prog) in ("python", "python3"):
-        if args[:2] == ["-m", "tf_scatter_ops.bench"]:
+        if args[:2] == ["-m", "benchmarks.bench"]:
             bench_argvs.append(args[2:])
-        elif args[:2] == ["-m", "tf_scatter_ops.demo"]:
+        elif args[:2] == ["-m", "examples.demo"]:
             if args[2:]:
                 problems.append("the demo takes no arguments")
         elif args[:2] == ["-m", "pytest"]:
@@ -449,11 +449,11 @@ def test_shell_blocks_name_real_targets_files_and_flags():
 
 
 def check_bench_arguments(bench):
-    """Every `python -m tf_scatter_ops.bench ARGS` parses with bench.main's own
+    """Every `python -m benchmarks.bench ARGS` parses with bench.main's own
     argparse (stopped right after parsing)."""
     code = textwrap.dedent("""
         import argparse, json, sys
-        from tf_scatter_ops import bench
+        from benchmarks import bench
 
         class Parsed(Exception):
             pass

@@ -1,5 +1,5 @@
 """The GPU gate: whether the library registers its GPU kernels. The decision
-is the library's own (cc/kernels/gpu_gate.cc), fed injected facts here: old
+is the library's own (cc/kernels/library/gpu_gate.cc), fed injected facts here: old
 drivers, GPUs without code in the library, mixed machines, no GPU,
 CUDA_VISIBLE_DEVICES subsets. Then this process's facts, the registry they
 lead to, and the code the library really carries (its fatbin)."""

@@ -1,4 +1,4 @@
-"""The op table (cc/kernels/op_table.h) against everything made from it: the
+"""The op table (cc/ops/op_table.h) against everything made from it: the
 registered ops and their dtypes, the CPU and XLA kernels of every row and its
 variable ops, the library's op functions, the Python wrappers, the variable
 functions, the patch, the gradients. A row added to the table without its

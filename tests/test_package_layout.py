@@ -1,8 +1,10 @@
-"""The Python package's structure: no import cycles, and TensorFlow's private
-modules reached from one module only. Read from the source (ast)."""
+"""The tree's structure, read from the source: the Python package has no
+import cycles and reaches TensorFlow's private modules from one module only;
+each C++ folder is a layer that includes only the layers below it."""
 
 import ast
 import pathlib
+import re
 
 PACKAGE = pathlib.Path(__file__).resolve().parent.parent / "tf_scatter_ops"
 
@@ -64,3 +66,46 @@ def test_private_tensorflow_modules_only_in_tf_private():
     assert reach["tf_scatter_ops._tf_private"], "the one module should hold them"
     others = {name: ms for name, ms in reach.items() if ms and name != "tf_scatter_ops._tf_private"}
     assert not others, others
+
+
+# The C++ layers (cc/*/README.md, docs/architecture.md): the project folders
+# each may include, by folder-qualified paths. TensorFlow, XLA, absl, Eigen,
+# CUDA and CUB headers are the build's business (the cores' include sandbox).
+CC = PACKAGE.parent / "cc"
+LAYERS = {
+    "kernels/common": {"common"},
+    "kernels/cpu": {"common", "cpu"},
+    "kernels/cuda": {"common", "cuda"},
+    "ops": {"common", "ops"},
+    "kernels/library": {"common", "cpu", "cuda", "ops", "library"},
+    "kernels/tf": {"common", "cpu", "cuda", "ops", "tf"},
+    "kernels/xla": {"common", "cpu", "ops", "tf", "xla"},
+    "kernels/register": {"common", "cpu", "cuda", "ops", "tf", "xla", "library", "register"},
+}
+
+
+def project_includes(path):
+    """The folders of the project headers a file includes: those found under
+    cc/ or cc/kernels/ (XLA's own "xla/..." headers are not ours)."""
+    found = set()
+    for name in re.findall(r'^\s*#\s*include\s+"([^"]+)"', path.read_text(), re.M):
+        for root in (CC, CC / "kernels"):
+            if (root / name).is_file():
+                found.add(name.split("/")[0] if "/" in name else "(same folder)")
+    return found
+
+
+def test_every_cc_folder_is_a_layer():
+    folders = {str(p.parent.relative_to(CC)) for p in CC.rglob("*") if p.suffix in (".h", ".cc", ".cuh")}
+    assert folders == set(LAYERS)
+
+
+def test_each_layer_includes_only_the_layers_below_it():
+    wrong = {}
+    for layer, allowed in LAYERS.items():
+        for path in (CC / layer).iterdir():
+            if path.suffix in (".h", ".cc", ".cuh"):
+                bad = project_includes(path) - allowed
+                if bad:
+                    wrong[str(path.relative_to(CC))] = sorted(bad)
+    assert not wrong, wrong

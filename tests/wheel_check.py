@@ -1,4 +1,5 @@
-"""Checks built wheels: the ops library inside, libtensorflow_framework never,
+"""Checks built wheels: the ops library and the Python API inside, nothing
+else (no benchmarks, demo or tests), libtensorflow_framework never,
 the metadata pins the TensorFlow version given and, with --gpu, the library
 carries the GPU kernels with code for every architecture of a default build
 (fatbin.py).
@@ -22,6 +23,10 @@ def check(wheel, tf_version, gpu):
             archs, expected = fatbin.archs(library), fatbin.default_archs()
             assert archs == expected, f"{wheel}: GPU code for {archs}, a default build has {expected}"
         assert not any("libtensorflow_framework" in n for n in names), f"{wheel}: vendors TF"
+        extra = [n for n in names if not n.startswith("tf_scatter_ops/")
+                 and ".dist-info/" not in n]
+        assert not extra, f"{wheel}: holds more than the package: {extra}"
+        assert not any("bench" in n or "demo" in n for n in names), f"{wheel}: ships the benchmarks"
         metadata = z.read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
     requires = [line.split(":", 1)[1].strip() for line in metadata.splitlines()
                 if line.startswith("Requires-Dist:")]

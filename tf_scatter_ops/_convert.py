@@ -12,7 +12,7 @@ from tf_scatter_ops import _table
 POLICIES = ("", "DEFAULT", "ERROR", "IGNORE")
 INDEX_DTYPES = (tf.int16, tf.int32, tf.int64)
 
-# Value dtypes per op, from the op table (cc/kernels/op_table.h).
+# Value dtypes per op, from the op table (cc/ops/op_table.h).
 DTYPES = {row.py: row.dtypes for row in _table.OPS}
 # The same as sets: cheap membership tests on the eager hot path (DTypes are
 # interned, so lookups match by identity before DType.__eq__ would run).

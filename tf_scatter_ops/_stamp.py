@@ -1,5 +1,5 @@
 """The TensorFlow version a build stamped into the ops library (see
-cc/kernels/library_info.cc). No TensorFlow import: setup.py uses it too."""
+cc/kernels/library/library_info.cc). No TensorFlow import: setup.py uses it too."""
 
 import re
 

@@ -1,4 +1,4 @@
-"""The op table (cc/kernels/op_table.h) as the library reports it: one row
+"""The op table (cc/ops/op_table.h) as the library reports it: one row
 per op of the family, read once when the package is imported. The wrappers'
 dtype checks, the variable functions, the patch, the gradients and the tests
 iterate over it, so no list of ops is written twice."""

@@ -4,7 +4,7 @@ When the library loads, it asks the NVIDIA driver (NVML, else the driver API;
 no CUDA context is created) which CUDA version it supports and which GPUs
 are visible, and registers its GPU kernels only if the driver supports the
 CUDA runtime they were linked with and every visible GPU has code for it in
-the library (cc/kernels/gpu_gate.h). Otherwise it registers none: TensorFlow
+the library (cc/kernels/library/gpu_gate.h). Otherwise it registers none: TensorFlow
 places the ops on the CPU, where they work, and the import warns once when
 GPUs are visible.
 

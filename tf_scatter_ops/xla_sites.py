@@ -1,4 +1,4 @@
-"""What the plugin's XLA kernels (cc/kernels/xla_kernels.cc) learn about a
+"""What the plugin's XLA kernels (cc/kernels/xla/xla_kernels.cc) learn about a
 call site from the traced graph, as attrs on its op that they read when XLA
 compiles the function:
 

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # GPU check of the CUDA core, for a machine with nvcc and a CUDA GPU (PyTorch
-# optional; TensorFlow not needed). Builds tools/gpu_harness.cu with the core
+# optional; TensorFlow not needed). Builds tests/cc/gpu_harness.cu with the core
 # (cc/kernels/cuda/*.cu.cc) for the local GPU, runs the correctness,
 # determinism and timing checks of every op, then, when PyTorch is
 # importable, times torch on the same data and cross-checks our results;
-# then times the CPU core at 1 to 16 threads (tools/cpu_scaling.cc). Prints
+# then times the CPU core at 1 to 16 threads (benchmarks/cpu_scaling.cc). Prints
 # one summary table last.
 #
 #   tools/gpu_check.sh [--quick]        (output in $GPU_CHECK_OUT, default build/gpu_check)
@@ -23,7 +23,7 @@ flags+=(-I"$out/include")
 echo "== build ($(nvcc --version | tail -1))"
 start=$SECONDS
 pids=()
-for src in tools/gpu_harness.cu cc/kernels/cuda/*.cu.cc; do
+for src in tests/cc/gpu_harness.cu cc/kernels/cuda/*.cu.cc; do
   obj="$out/obj/$(basename "$src").o"
   nvcc "${flags[@]}" -x cu -c "$src" -o "$obj" & pids+=($!)
 done
@@ -37,7 +37,7 @@ status=${PIPESTATUS[0]}
 
 if python3 -c "import torch; assert torch.cuda.is_available()" 2>/dev/null; then
   echo "== torch on the same data"
-  python3 tools/gpu_torch_bench.py "$out" | tee "$out/torch.txt"
+  python3 benchmarks/gpu_torch_bench.py "$out" | tee "$out/torch.txt"
   [[ ${PIPESTATUS[0]} == 0 ]] || status=1
 else
   echo "== PyTorch not importable (or no CUDA in it): timings against the copy bandwidth only"
@@ -45,12 +45,12 @@ else
 fi
 
 # The TF-free CPU core on this machine's cores, at 1 to 16 threads, on
-# production's scheduler (tools/cpu_scaling.cc; every thread count must give
+# production's scheduler (benchmarks/cpu_scaling.cc; every thread count must give
 # the same bits).
 echo "== CPU core thread scaling"
 mkdir -p "$out/include/cpu-only"
 for d in common cpu; do ln -sfn "$PWD/cc/kernels/$d" "$out/include/cpu-only/$d"; done
-if g++ -O3 -std=c++17 -pthread -I"$out/include/cpu-only" -Itests/cc tools/cpu_scaling.cc \
+if g++ -O3 -std=c++17 -pthread -I"$out/include/cpu-only" -Itests/cc benchmarks/cpu_scaling.cc \
      -o "$out/cpu_scaling"; then
   "$out/cpu_scaling" --threads "${CPU_SCALING_THREADS:-1,2,4,8,16}" | tee "$out/scaling.txt"
   [[ ${PIPESTATUS[0]} == 0 ]] || status=1

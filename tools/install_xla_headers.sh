@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the headers TensorFlow's tf2xla headers include but its wheel does
 # not ship (highwayhash, farmhash), from Debian, unless they are there: our
-# XLA kernels (cc/kernels/xla_kernels.cc) build against them.
+# XLA kernels (cc/kernels/xla/xla_kernels.cc) build against them.
 set -euo pipefail
 if [ -f /usr/include/highwayhash/arch_specific.h ] && [ -f /usr/include/farmhash.h ]; then
   exit 0

@@ -15,7 +15,7 @@ import os
 
 import tensorflow as tf
 
-# Our XLA kernels (cc/kernels/xla_kernels.cc) build against TensorFlow's
+# Our XLA kernels (cc/kernels/xla/xla_kernels.cc) build against TensorFlow's
 # tf2xla headers, which need highwayhash's and farmhash's headers from the
 # system (tools/install_xla_headers.sh), and are built for the TensorFlow
 # versions they are tested with.

@@ -8,8 +8,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/dtypes.h"
-#include "op_table.h"
-#include "shape_checks.h"
+#include "ops/op_table.h"
+#include "ops/shape_checks.h"
 #include "tensorflow/core/framework/op.h"
 #include "tensorflow/core/framework/shape_inference.h"
 

@@ -1,5 +1,5 @@
 // A fixed pool of std::threads for the C++ drivers (core_test.cc,
-// tools/cpu_scaling.cc): what TensorFlow's intra-op pool is to the kernels,
+// benchmarks/cpu_scaling.cc): what TensorFlow's intra-op pool is to the kernels,
 // so that the drivers run production's ChunkedLoop (cpu/chunked_loop.h).
 #ifndef TF_SCATTER_OPS_TESTS_CC_THREAD_POOL_H_
 #define TF_SCATTER_OPS_TESTS_CC_THREAD_POOL_H_

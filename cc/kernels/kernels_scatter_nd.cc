@@ -1,5 +1,0 @@
-// The kernels of the op table's row ScatterNd (op_table.h): a unit per row, so
-// that the ops' instantiations compile in parallel.
-#include "register_kernels.h"
-
-TFSO_REGISTER_ROW(ScatterNd)

@@ -1,5 +1,0 @@
-// The kernels of the op table's row TensorScatterUpdate (op_table.h): a unit per row, so
-// that the ops' instantiations compile in parallel.
-#include "register_kernels.h"
-
-TFSO_REGISTER_ROW(TensorScatterUpdate)
