@@ -17,7 +17,7 @@ SANITIZE_FLAGS := -std=c++17 -O1 -g -fno-omit-frame-pointer \
 
 # Only the CPU core's folders (common, cpu) on the include path: no
 # TensorFlow is needed to build or run it.
-$(SANITIZE_BIN): tests/cc/core_test.cc tests/cc/thread_pool.h $(CPU_CORE_HDRS) | $(BUILD)/include/cpu/.made
+$(SANITIZE_BIN): tests/cc/core_test.cc tests/cc/cases.h tests/cc/thread_pool.h $(CPU_CORE_HDRS) | $(BUILD)/include/cpu/.made
 	mkdir -p $(SANITIZE_DIR)
 	$(CXX) $(SANITIZE_FLAGS) -I$(BUILD)/include/cpu $< -o $@
 

@@ -1,8 +1,8 @@
 // Sanitizer driver for the TensorFlow-free CPU core.
 //
 // Includes only the CPU core (cc/kernels/common, cc/kernels/cpu): it builds
-// and checks Linearize + ScatterCpu + GatherCpu against a plain serial loop
-// over the index rows, bitwise, for every reducer, several element types
+// and checks Linearize + ScatterCpu + GatherCpu against the serial reference
+// the GPU harness uses too (cases.h), bitwise, for every reducer, several element types
 // (wrapping ints, floats with NaN, bool, complex, std::string), duplicates,
 // bad rows (negative, too large, int64 extremes), zero sizes, every init
 // mode, and a Parallel backed by std::thread with random splits. Built with
@@ -31,6 +31,7 @@
 #include "common/reducers.h"
 #include "cpu/gather_cpu.h"
 #include "cpu/scatter_cpu.h"
+#include "cases.h"
 #include "thread_pool.h"
 
 namespace tso = tf_scatter_ops;
@@ -198,48 +199,6 @@ struct Geometry {
   int64_t n = 0;
 };
 
-// The serial reference: slot of each row with plain checks, -1 when bad.
-template <typename Index>
-int64_t RefSlots(const std::vector<Index>& idx, const Geometry& g,
-                 std::vector<int64_t>* slots) {
-  const int depth = static_cast<int>(g.dims.size());
-  int64_t first_bad = -1;
-  slots->assign(g.n, -1);
-  for (int64_t i = 0; i < g.n; ++i) {
-    int64_t slot = 0;
-    bool ok = true;
-    for (int d = 0; d < depth; ++d) {
-      const int64_t v = static_cast<int64_t>(idx[i * depth + d]);
-      if (v < 0 || v >= g.dims[d]) {
-        ok = false;
-        break;
-      }
-      slot = slot * g.dims[d] + v;
-    }
-    if (ok) {
-      (*slots)[i] = slot;
-    } else if (first_bad < 0) {
-      first_bad = i;
-    }
-  }
-  return first_bad;
-}
-
-template <typename Index>
-Index BadValue(std::mt19937_64& rng, int64_t dim) {
-  switch (rng() % 6) {
-    case 0: return static_cast<Index>(-1);
-    case 1: return std::numeric_limits<Index>::min();
-    case 2: return std::numeric_limits<Index>::max();
-    case 3: return static_cast<Index>(std::min<int64_t>(dim, std::numeric_limits<Index>::max()));
-    case 4: return static_cast<Index>(-1 - static_cast<int64_t>(rng() % 100));
-    default: {
-      const int64_t v = dim + static_cast<int64_t>(rng() % 100);
-      return static_cast<Index>(std::min<int64_t>(v, std::numeric_limits<Index>::max()));
-    }
-  }
-}
-
 template <typename T, typename Op, typename Index>
 void RunCase(std::mt19937_64& rng, const Geometry& g, double bad_fraction,
              int threads, tso::Init mode, const char* label) {
@@ -260,7 +219,7 @@ void RunCase(std::mt19937_64& rng, const Geometry& g, double bad_fraction,
       const int64_t dim = g.dims[d];
       Index v;
       if (bad && d == bad_dim) {
-        v = BadValue<Index>(rng, dim);
+        v = static_cast<Index>(tfso_test::BadCoordinate<Index>(rng, dim));
       } else if (dim == 0) {
         v = 0;  // any index into an empty dim is bad
       } else {
@@ -271,7 +230,7 @@ void RunCase(std::mt19937_64& rng, const Geometry& g, double bad_fraction,
     }
   }
   std::vector<int64_t> ref_slots;
-  const int64_t ref_bad = RefSlots(idx, g, &ref_slots);
+  const int64_t ref_bad = tfso_test::ReferenceSlots(idx.data(), g.n, g.dims, &ref_slots);
 
   std::vector<int64_t> strides(depth);
   int64_t stride = 1;
@@ -300,10 +259,7 @@ void RunCase(std::mt19937_64& rng, const Geometry& g, double bad_fraction,
   for (auto& v : updates) v = RandomValue<T>(rng);
   for (auto& v : init) v = RandomValue<T>(rng);
   Arr<T> expected = mode == tso::Init::kZero ? Arr<T>(total, T()) : init;
-  for (int64_t i = 0; i < g.n; ++i) {
-    if (ref_slots[i] < 0) continue;
-    for (int64_t k = 0; k < S; ++k) Op::Apply(expected[ref_slots[i] * S + k], updates[i * S + k]);
-  }
+  tfso_test::ReferenceScatter<Op>(ref_slots, S, updates.data(), expected.data());
   // The core's buffers are exactly sized heap arrays, so ASan sees overruns.
   Arr<T> out_buf = mode == tso::Init::kInPlace ? init : Arr<T>(total, RandomValue<T>(rng));
   const tso::CpuCall shape = Call(rows, S, nslots);
@@ -363,13 +319,10 @@ void RunCase(std::mt19937_64& rng, const Geometry& g, double bad_fraction,
   const int64_t gather_bad = tso::GatherCpu<T>(shape, out_buf.data(), gathered.data(), par);
   CHECK(gather_bad == ref_bad, "%s: gather reported bad row %lld, expected %lld", label,
         (long long)gather_bad, (long long)ref_bad);
+  Arr<T> want(g.n * S);
+  tfso_test::ReferenceGather(ref_slots, S, expected.data(), want.data());
   wrong = 0;
-  for (int64_t i = 0; i < g.n; ++i) {
-    for (int64_t k = 0; k < S; ++k) {
-      const T want = ref_slots[i] < 0 ? T() : expected[ref_slots[i] * S + k];
-      if (!Same(gathered[i * S + k], want)) ++wrong;
-    }
-  }
+  for (int64_t k = 0; k < g.n * S; ++k) wrong += !Same(gathered[k], want[k]);
   CHECK(wrong == 0, "%s: gather %lld wrong elements", label, (long long)wrong);
 }
 

@@ -6,7 +6,8 @@
 // 1. Correctness: every op and dtype on random cases (duplicates, bad rows
 //    under both policies, zero sizes, int16/32/64 indices, copy / in-place /
 //    zero init) against a serial host reference built from the same
-//    reducers (common/reducers.h), compared bitwise.
+//    reducers (common/reducers.h), compared bitwise: the reference and the
+//    bad coordinates the CPU core's driver uses too (cases.h).
 // 2. Determinism: large cases with many duplicates and a hot destination,
 //    run three times, bitwise equal to each other and to the reference.
 // 3. Scale, streams and 64 bits: 10M rows with 5% bad rows (IGNORE) and
@@ -33,6 +34,7 @@
 #include <string>
 #include <vector>
 
+#include "cases.h"
 #include "cuda/scatter_gpu.h"
 
 using namespace tf_scatter_ops;  // NOLINT
@@ -219,21 +221,13 @@ Problem RandomProblem(bool allow_bad) {
   p.n = p.nslots * p.slice == 0 ? 0 : Uniform(0, 12) == 0 ? 0 : Uniform(1, 80);
   const int64_t imax = IndexMax(p.index_type);
   for (int64_t i = 0; i < p.n; ++i) {
-    bool ok = true;
     for (int d = 0; d < p.depth; ++d) {
-      int64_t v = Uniform(0, p.dims[d] - 1);
-      if (allow_bad && Uniform(0, 60) == 0) {
-        const int64_t bad[] = {-1, p.dims[d], imax, -imax - 1, p.dims[d] + 3};
-        v = bad[Uniform(0, 4)];
-        ok = false;
-      }
-      p.coords.push_back(v);
+      p.coords.push_back(allow_bad && Uniform(0, 60) == 0
+                             ? tfso_test::BadCoordinate(rng, p.dims[d], -imax - 1, imax)
+                             : Uniform(0, p.dims[d] - 1));
     }
-    int64_t slot = 0;
-    for (int d = 0; d < p.depth; ++d) slot = slot * p.dims[d] + p.coords[i * p.depth + d];
-    p.slots.push_back(ok ? slot : -1);
-    if (!ok && p.first_bad < 0) p.first_bad = i;
   }
+  p.first_bad = tfso_test::ReferenceSlots(p.coords.data(), p.n, p.dims, &p.slots);
   return p;
 }
 
@@ -307,14 +301,7 @@ void ScatterCase(const char* op, const char* type, Init mode, Arena* arena) {
   for (auto& v : upd) v = Random<T>();
   Vec<T> expect = mode == Init::kZero ? Vec<T>(init.size(), T{}) : init;
   const bool fails = !ignore && p.first_bad >= 0;
-  if (!fails) {
-    for (int64_t i = 0; i < p.n; ++i) {
-      if (p.slots[i] < 0) continue;
-      for (int64_t j = 0; j < p.slice; ++j) {
-        Op::Apply(expect[p.slots[i] * p.slice + j], upd[i * p.slice + j]);
-      }
-    }
-  }
+  if (!fails) tfso_test::ReferenceScatter<Op>(p.slots, p.slice, upd.data(), expect.data());
   DevIndices idx(p);
   Dev<T> d_init(init), d_upd(upd), d_out(init.size());
   if (mode == Init::kInPlace) d_out.Put(init);
@@ -343,10 +330,7 @@ void GatherCase(const char* type, Arena* arena) {
   Vec<T> params(p.nslots * p.slice);
   for (auto& v : params) v = Random<T>();
   Vec<T> expect(p.n * p.slice, T{});
-  for (int64_t i = 0; i < p.n; ++i) {
-    if (p.slots[i] < 0) continue;
-    for (int64_t j = 0; j < p.slice; ++j) expect[i * p.slice + j] = params[p.slots[i] * p.slice + j];
-  }
+  tfso_test::ReferenceGather(p.slots, p.slice, params.data(), expect.data());
   DevIndices idx(p);
   Dev<T> d_params(params), d_out(expect.size());
   std::vector<int64_t> coords;
@@ -447,9 +431,7 @@ void DeterminismCase(const char* op, const char* type, int64_t nslots,
   for (auto& v : init) v = Random<T>();
   for (auto& v : upd) v = Random<T>();
   Vec<T> expect = init;
-  for (int64_t i = 0; i < n; ++i) {
-    for (int64_t j = 0; j < slice; ++j) Op::Apply(expect[p.slots[i] * slice + j], upd[i * slice + j]);
-  }
+  tfso_test::ReferenceScatter<Op>(p.slots, slice, upd.data(), expect.data());
   DevIndices idx(p);
   Dev<T> d_init(init), d_upd(upd), d_out(init.size());
   char desc[160];
@@ -493,10 +475,7 @@ Problem RowsProblem(int64_t nslots, int64_t slice, const std::vector<int64_t>& v
 template <typename T, typename Op>
 Vec<T> Reference(const Problem& p, const Vec<T>& init, const Vec<T>& upd) {
   Vec<T> expect = init;
-  for (int64_t i = 0; i < p.n; ++i) {
-    if (p.slots[i] < 0) continue;
-    for (int64_t j = 0; j < p.slice; ++j) Op::Apply(expect[p.slots[i] * p.slice + j], upd[i * p.slice + j]);
-  }
+  tfso_test::ReferenceScatter<Op>(p.slots, p.slice, upd.data(), expect.data());
   return expect;
 }
 
