@@ -33,7 +33,7 @@ import numpy as np  # noqa: E402
 
 from benchmarks import programs  # noqa: E402
 from benchmarks.harness import (  # noqa: E402
-    check, copy_bandwidth, first_touch_cost, machine, progress, time_workload)
+    check, copy_bandwidth, expect_retracing, first_touch_cost, machine, progress, time_workload)
 from benchmarks.report import plot, render  # noqa: E402
 from benchmarks.sweep import sweep_main  # noqa: E402
 from benchmarks.workloads import (  # noqa: E402
@@ -51,6 +51,7 @@ def main(argv=None):
     parser.add_argument("--sweep", action="store_true",
                         help="instead: W1, W3, W5, W7 from 16 KiB to 256 MiB outputs (--quick: to 16 MiB)")
     args = parser.parse_args(argv)
+    expect_retracing()
     if args.isa:  # read by the library at its first op
         os.environ["TF_SCATTER_OPS_ISA"] = args.isa
     if args.sweep:

@@ -3,6 +3,7 @@ bandwidth, page-fault cost, a call's floor), the check of every result
 against TensorFlow's kernel before anything is timed, and the interleaved
 timing."""
 
+import logging
 import os
 import statistics
 import sys
@@ -13,6 +14,23 @@ import numpy as np
 import tensorflow as tf
 
 import tf_scatter_ops as tso
+
+
+class _IntendedTracing(logging.Filter):
+    """Drops TensorFlow's warning that many calls of one Python function
+    triggered tf.function retracing: the benchmark makes a tf.function per
+    workload, size and implementation from one wrapper on purpose, and traces
+    each once before timing it."""
+
+    def filter(self, record):
+        return "triggered tf.function retracing" not in record.getMessage()
+
+
+def expect_retracing():
+    """Installs _IntendedTracing on TensorFlow's logger (once)."""
+    logger = tf.get_logger()
+    if not any(isinstance(f, _IntendedTracing) for f in logger.filters):
+        logger.addFilter(_IntendedTracing())
 
 
 def copy_bandwidth(nbytes=512 << 20, threads=os.cpu_count() or 1, repeats=5):

@@ -10,7 +10,7 @@ import numpy as np
 import tensorflow as tf
 
 import tf_scatter_ops as tso
-from benchmarks.harness import call_floor, check, machine, time_workload
+from benchmarks.harness import call_floor, check, expect_retracing, machine, time_workload
 from benchmarks.workloads import M, WORKLOADS, implementations, make_inputs, static_shape
 
 
@@ -81,14 +81,7 @@ def chain_implementations(w, args, k):
         for n in (1, k):
             f = tf.function(chained(adapt(op), n), jit_compile=jit)
             impls[f"{name} x{n}"] = lambda *_, f=f, a=fixed + tuple(varying[:n]): f(*a)
-    # Traced here, quietly: TensorFlow warns of retracing when one Python
-    # function is wrapped by many tf.functions, as these are.
-    logger, level = tf.get_logger(), tf.get_logger().level
-    logger.setLevel("ERROR")
-    try:
-        outs = {name: f() for name, f in impls.items()}
-    finally:
-        logger.setLevel(level)
+    outs = {name: f() for name, f in impls.items()}  # traced here
     for a, b in zip(outs[f"ours x{k}"], outs[f"tf x{k}"]):
         if a.numpy().tobytes() != b.numpy().tobytes():
             raise AssertionError(f"{w.name}: our chain's result differs from TensorFlow's")
@@ -117,6 +110,7 @@ def sweep_main(args):
     up, ours vs TensorFlow's kernel vs XLA: one op in a tf.function, eagerly
     (XLA only in tf.function), and one op more inside a function (up to
     CHAIN_MAX_BYTES); checked first, as the main table is."""
+    expect_retracing()
     info = machine()
     sizes = [16 << 10 << (2 * k) for k in range(8)]  # 16 KiB .. 256 MiB
     if args.quick:
