@@ -109,3 +109,9 @@ def test_each_layer_includes_only_the_layers_below_it():
                 if bad:
                     wrong[str(path.relative_to(CC))] = sorted(bad)
     assert not wrong, wrong
+
+
+def test_the_architecture_page_names_every_layer():
+    page = (PACKAGE.parent / "docs" / "architecture.md").read_text()
+    missing = [layer for layer in LAYERS if f"`cc/{layer}/`" not in page]
+    assert not missing, missing
