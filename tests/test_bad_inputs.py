@@ -26,10 +26,10 @@ import threading
 
 import pytest
 
-from tf_scatter_ops._table import OPS as TABLE, TENSOR_SCATTERS
+from tf_scatter_ops._table import SCATTER_GATHER as TABLE, TENSOR_SCATTERS
 
 SCATTERS = tuple(row.py for row in TENSOR_SCATTERS)  # the op table's
-OPS = tuple(row.py for row in TABLE)
+OPS = tuple(row.py for row in TABLE)  # the segment family: test_segments.py
 OOB = r"indices\[{row}\] = \[{index}\] does not index into shape \[{shape}\]"
 # gathers: TensorFlow's "param shape", the row named by its position in indices' outer dims
 GATHER_OOB = r"indices\[{row}\] = \[{index}\] does not index into param shape \[{shape}\]"

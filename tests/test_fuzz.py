@@ -22,10 +22,11 @@ from hypothesis import strategies as st
 import tf_scatter_ops as tso
 from tf_scatter_ops.ops import DTYPES, INDEX_DTYPES, POLICIES
 from tf_scatter_ops._table import OP_TYPES as TF_RAW  # Python name -> our op type
+from tf_scatter_ops._table import SCATTER_GATHER
 import reference as ref
 
 IAE = tf.errors.InvalidArgumentError
-OPS = tuple(TF_RAW)
+OPS = tuple(row.py for row in SCATTER_GATHER)  # the segment family: test_segments.py
 REF_OP = {"scatter_nd": "scatter_nd", "tensor_scatter_nd_update": "update",
           "tensor_scatter_nd_add": "add", "tensor_scatter_nd_sub": "sub",
           "tensor_scatter_nd_min": "min", "tensor_scatter_nd_max": "max"}

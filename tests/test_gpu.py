@@ -7,7 +7,7 @@ import pytest
 import tensorflow as tf
 
 import tf_scatter_ops as tso
-from tf_scatter_ops._table import OP_TYPES as OP_NAMES  # Python name -> op type
+from tf_scatter_ops._table import SCATTER_GATHER
 from tf_scatter_ops.ops import DTYPES
 import reference as ref
 
@@ -35,7 +35,7 @@ GEOMETRIES = [((7,), (40,), 1), ((5, 4, 3), (6, 2), 2), ((300, 8), (5000,), 1),
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("op,dtype", [(op, d) for op in sorted(OP_NAMES)
+@pytest.mark.parametrize("op,dtype", [(op, d) for op in sorted(r.py for r in SCATTER_GATHER)
                                       for d in GPU_DTYPES[op]],
                          ids=lambda v: getattr(v, "name", v))
 def test_gpu_equals_cpu_bitwise(op, dtype, rng):

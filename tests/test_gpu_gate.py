@@ -202,7 +202,9 @@ def test_the_library_reports_the_code_its_fatbin_holds():
         assert held == fatbin.default_archs()
 
 
-GPU_DTYPES = {op: sorted(d.name for d in ds if d != tf.string) for op, ds in DTYPES.items()}
+# The segment family has no GPU kernel yet: its ops run on the CPU.
+GPU_DTYPES = {op: [] if op.startswith("unsorted_segment") else sorted(d.name for d in ds if d != tf.string)
+              for op, ds in DTYPES.items()}
 
 REGISTERED = """
 import json

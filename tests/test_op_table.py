@@ -11,7 +11,7 @@ from tensorflow.python.framework import ops as tf_ops
 import tf_scatter_ops as tso
 from tf_scatter_ops import _calls, _loader, _table, ops, patch, variables
 
-VALUE_ATTR = {"ScatterNd": "T", "TensorScatter": "T", "GatherNd": "Tparams"}
+VALUE_ATTR = {"ScatterNd": "T", "TensorScatter": "T", "GatherNd": "Tparams", "UnsortedSegment": "T"}
 
 
 def variable_ops(row):
@@ -45,7 +45,9 @@ def kernel_dtypes(op_type, attr, device):
 def test_the_table_has_the_family():
     assert [row.py for row in _table.OPS] == [
         "scatter_nd", "tensor_scatter_nd_update", "tensor_scatter_nd_add",
-        "tensor_scatter_nd_sub", "tensor_scatter_nd_min", "tensor_scatter_nd_max", "gather_nd"]
+        "tensor_scatter_nd_sub", "tensor_scatter_nd_min", "tensor_scatter_nd_max", "gather_nd",
+        "unsorted_segment_sum", "unsorted_segment_prod", "unsorted_segment_min",
+        "unsorted_segment_max"]
     assert all(row.dtypes for row in _table.OPS)
 
 
@@ -66,13 +68,15 @@ def test_registered_dtypes_and_cpu_kernels_are_the_rows():
             assert kernel_dtypes(op_type, attr, "CPU") == set(row.dtypes), op_type
 
 
-def test_every_row_has_an_xla_kernel():
+def test_every_scatter_and_gather_row_has_an_xla_kernel():
+    """The segment rows have none: under XLA their functions build
+    TensorFlow's ops."""
     if not tso.built_with_xla():
         return
     for row in _table.OPS:
         devices = {k.device_type for k in
                    kernels.get_registered_kernels_for_op("TfScatter>" + row.op).kernel}
-        assert "XLA_CPU_JIT" in devices, row.op
+        assert ("XLA_CPU_JIT" in devices) == (row.kind != "UnsortedSegment"), row.op
 
 
 def test_python_lists_are_the_rows():
@@ -83,7 +87,10 @@ def test_python_lists_are_the_rows():
         if row.alias:
             assert getattr(tso, row.alias) is getattr(tso, row.py)
             assert patch._V1[row.alias] is getattr(ops, row.py)
-        assert patch._V2[row.py] is getattr(ops, row.py)
+        if row.kind == "UnsortedSegment":
+            assert patch._MATH[row.py] is getattr(tso, row.py)
+        else:
+            assert patch._V2[row.py] is getattr(ops, row.py)
     assert set(variables._OPS) == set(_table.VARIABLE_SCATTERS) == set(patch._METHODS)
     for name in variables._OPS:
         assert callable(getattr(tso, name)), name

@@ -12,7 +12,7 @@ import tensorflow as tf
 from tensorflow.core.protobuf import saved_model_pb2
 
 import tf_scatter_ops as tso
-from tf_scatter_ops._table import OP_TYPES  # Python name -> op type
+from tf_scatter_ops._table import SCATTER_GATHER
 from ecosystem_util import run_python
 
 F = tf.TensorSpec([None, None], tf.float32)
@@ -90,7 +90,7 @@ def test_saved_model_contains_our_ops(saved):
         proto.ParseFromString(f.read())
     types = {node.op for mg in proto.meta_graphs
              for fn in mg.graph_def.library.function for node in fn.node_def}
-    assert {"TfScatter>" + op_type for op_type in OP_TYPES.values()} <= types, types
+    assert {"TfScatter>" + row.op for row in SCATTER_GATHER} <= types, types
 
 
 def test_reload_in_a_fresh_process_after_import(saved):

@@ -7,9 +7,9 @@ checks that it was built for the running TensorFlow (else
 TensorFlowVersionMismatchError), registers the gradients and the example
 Keras layer. `scatter_nd_update/add/sub/min/max` update variables in place.
 `patch_tensorflow()` routes `tf.scatter_nd`, `tf.tensor_scatter_nd_*`,
-`tf.gather_nd`, `tf.compat.v1.scatter_nd_update/add/sub` and the variables'
-`scatter_nd_*` methods to the plugin. `gpu_status()` says whether the GPU
-kernels run here and why.
+`tf.gather_nd`, `tf.compat.v1.scatter_nd_update/add/sub`, the variables'
+`scatter_nd_*` methods and `tf.math.unsorted_segment_*` to the plugin.
+`gpu_status()` says whether the GPU kernels run here and why.
 """
 
 from tf_scatter_ops import gpu as _gpu
@@ -37,6 +37,14 @@ from tf_scatter_ops.ops import (
     xla_uses_our_kernels,
 )
 from tf_scatter_ops.patch import is_patched, patch_tensorflow, patched, unpatch
+from tf_scatter_ops.segments import (
+    unsorted_segment_max,
+    unsorted_segment_mean,
+    unsorted_segment_min,
+    unsorted_segment_prod,
+    unsorted_segment_sqrt_n,
+    unsorted_segment_sum,
+)
 from tf_scatter_ops.variables import (
     scatter_nd_add,
     scatter_nd_max,
@@ -81,5 +89,11 @@ __all__ = [
     "tensor_scatter_sub",
     "tensor_scatter_update",
     "unpatch",
+    "unsorted_segment_max",
+    "unsorted_segment_mean",
+    "unsorted_segment_min",
+    "unsorted_segment_prod",
+    "unsorted_segment_sqrt_n",
+    "unsorted_segment_sum",
     "xla_uses_our_kernels",
 ]

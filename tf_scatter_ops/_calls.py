@@ -106,9 +106,10 @@ def raw_op(op, xla_ours=True):
 
 def _lowered(op, theirs, bad_indices_policy="", **inputs):
     """TensorFlow's op `theirs` for ours, under XLA."""
-    if op != "gather_nd" and inputs["indices"].dtype == tf.int16:
-        # TensorFlow's scatters take int32 and int64 indices only
-        for name in ("indices", "shape"):
+    ids = "segment_ids" if "segment_ids" in inputs else "indices"
+    if op != "gather_nd" and inputs[ids].dtype == tf.int16:
+        # TensorFlow's scatters and segment ops take int32 and int64 indices only
+        for name in (ids, "shape"):
             if name in inputs:
                 inputs[name] = tf.cast(inputs[name], tf.int32)
     if _takes_policy(theirs):  # XLA honours IGNORE in gathers (zeros)

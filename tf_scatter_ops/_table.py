@@ -12,7 +12,7 @@ from tf_scatter_ops import _loader
 Row = collections.namedtuple("Row", [
     "op",         # the op type after TfScatter>
     "py",         # the Python function's name
-    "kind",       # "ScatterNd", "TensorScatter" or "GatherNd"
+    "kind",       # "ScatterNd", "TensorScatter", "GatherNd" or "UnsortedSegment"
     "reducer",    # the C++ reducer ("AddOp", ...)
     "dtypes",     # the value dtypes, as tf.DType
     "variable",   # the variable ops' base name, or None
@@ -43,8 +43,13 @@ _loader.load()
 OPS = _rows()
 BY_PY = {row.py: row for row in OPS}
 OP_TYPES = {row.py: row.op for row in OPS}  # Python name -> our op type
-SCATTERS = tuple(row for row in OPS if row.kind != "GatherNd")
+SCATTERS = tuple(row for row in OPS if row.kind in ("ScatterNd", "TensorScatter"))
 TENSOR_SCATTERS = tuple(row for row in OPS if row.kind == "TensorScatter")
+SEGMENTS = tuple(row for row in OPS if row.kind == "UnsortedSegment")
+SCATTER_GATHER = tuple(row for row in OPS if row.kind != "UnsortedSegment")
+# Where TensorFlow has each function: tf.math for the segment family, tf for
+# the rest.
+NAMESPACE = {row.py: "math" if row.kind == "UnsortedSegment" else "" for row in OPS}
 # The in-place variable functions (scatter_nd_add, ...), from the rows that
 # have variable ops: Python name -> the row.
 VARIABLE_SCATTERS = {snake(row.variable): row for row in TENSOR_SCATTERS if row.variable}

@@ -8,7 +8,7 @@ update that won (the last one in index order) gets gradient.
 
 import tensorflow as tf
 
-from tf_scatter_ops import _calls, _convert, _table, ops
+from tf_scatter_ops import _calls, _convert, _table, ops, segments
 
 
 def _policy(op):
@@ -107,6 +107,54 @@ def _resource_gather_nd_grad(op, grad):
     return [_gather_nd_params_grad(grad, indices, shape, _policy(op)), None]
 
 
+def _gather_drop_negatives(params, ids):
+    """params' rows at the segment ids, zeros for negative ids (TensorFlow's
+    rule for the segment gradients), with the mask of the kept rows shaped
+    to broadcast against them. Ids past the end (dropped by IGNORE) give
+    zeros too."""
+    clipped = tf.maximum(ids, tf.zeros_like(ids))
+    gathered = ops.gather_nd(params, clipped[..., tf.newaxis], bad_indices_policy="IGNORE")
+    keep = _broadcast_rows(ids >= 0, gathered)
+    return tf.where(keep, gathered, tf.zeros_like(gathered)), keep
+
+
+def _segment_sum_grad(op, grad):
+    return [_gather_drop_negatives(grad, op.inputs[1])[0], None, None]
+
+
+def _segment_min_max_grad(op, grad):
+    """TensorFlow's rule: the rows equal to their segment's result share its
+    gradient equally."""
+    data, ids, num_segments = op.inputs
+    policy = _policy(op)
+    gathered, keep = _gather_drop_negatives(op.outputs[0], ids)
+    selected = tf.logical_and(tf.equal(data, gathered), keep)
+    count = segments.unsorted_segment_sum(tf.cast(selected, grad.dtype), ids, num_segments,
+                                          bad_indices_policy=policy)
+    share, _ = _gather_drop_negatives(grad / count, ids)
+    return [tf.where(selected, share, tf.zeros_like(share)), None, None]
+
+
+def _segment_prod_grad(op, grad):
+    """TensorFlow's rule: a segment without zeros divides its product by the
+    row; with one zero the zero row gets the product of the others and the
+    rest nothing; with two or more zeros nothing."""
+    data, ids, num_segments = op.inputs
+    policy = _policy(op)
+    is_zero = tf.equal(data, tf.zeros_like(data))
+    zeros = segments.unsorted_segment_sum(tf.cast(is_zero, tf.int32), ids, num_segments,
+                                          bad_indices_policy=policy)
+    grad = tf.where(zeros > 1, tf.zeros_like(grad), grad)
+    non_zero = tf.where(is_zero, tf.ones_like(data), data)
+    non_zero_prod = segments.unsorted_segment_prod(non_zero, ids, num_segments,
+                                                   bad_indices_policy=policy)
+    clipped = tf.maximum(ids, tf.zeros_like(ids))[..., tf.newaxis]
+    prod = ops.gather_nd(op.outputs[0], clipped, bad_indices_policy="IGNORE")
+    others = ops.gather_nd(non_zero_prod, clipped, bad_indices_policy="IGNORE")
+    partial = tf.where(is_zero, others, prod / data)
+    return [_gather_drop_negatives(grad, ids)[0] * partial, None, None]
+
+
 # The rules by the op table's gradient column, registered for every row.
 _RULES = {
     "scatter_nd": _scatter_nd_grad,
@@ -115,6 +163,9 @@ _RULES = {
     "update": _update_grad,
     "min_max": _min_max_grad,
     "gather_nd": _gather_nd_grad,
+    "segment_sum": _segment_sum_grad,
+    "segment_min_max": _segment_min_max_grad,
+    "segment_prod": _segment_prod_grad,
 }
 for _row in _table.OPS:
     tf.RegisterGradient("TfScatter>" + _row.op)(_RULES[_row.gradient])

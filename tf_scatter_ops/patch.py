@@ -7,7 +7,8 @@
         model(x)
 
 Patched names: `tf.scatter_nd`, `tf.tensor_scatter_nd_{update,add,sub,min,max}`,
-`tf.gather_nd`, the same names under `tf.compat.v2` and `tf.compat.v1`,
+`tf.gather_nd`, `tf.math.unsorted_segment_{sum,prod,min,max,mean,sqrt_n}`, the
+same names under `tf.compat.v2` and `tf.compat.v1`,
 v1's `tensor_scatter_{update,add,sub}` and `scatter_nd_{update,add,sub}`
 (in-place variable updates), and the variables' `scatter_nd_{update,add,sub,
 min,max}` methods (resource variables, and v1 ref variables). Each replacement keeps the positional
@@ -29,7 +30,7 @@ import threading
 import tensorflow as tf
 
 
-from tf_scatter_ops import _convert, _table, ops, variables
+from tf_scatter_ops import _convert, _table, ops, segments, variables
 from tf_scatter_ops._tf_private import ref_variable, resource_variable_ops
 
 
@@ -39,8 +40,12 @@ def _v1_gather_nd(params, indices, name=None, batch_dims=0, bad_indices_policy="
     return ops.gather_nd(params, indices, batch_dims, name, bad_indices_policy)
 
 
-# tf.<name> -> ours, for every row of the op table.
-_V2 = {row.py: getattr(ops, row.py) for row in _table.OPS}
+# tf.<name> -> ours, for every row of the op table in tf's namespace.
+_V2 = {row.py: getattr(ops, row.py) for row in _table.OPS if not _table.NAMESPACE[row.py]}
+# tf.math.<name> -> ours: the segment family, its rows and the two reductions
+# TensorFlow composes from unsorted_segment_sum.
+_MATH = {name: getattr(segments, name) for name in
+         [row.py for row in _table.SEGMENTS] + ["unsorted_segment_mean", "unsorted_segment_sqrt_n"]}
 
 def _v1_variable_scatter(op, use_locking):
     """tf.compat.v1.scatter_nd_*(ref, indices, updates, use_locking, name),
@@ -80,6 +85,7 @@ _V1 = dict(
     **{name: _v1_variable_scatter(
         name, inspect.signature(getattr(tf.compat.v1, name)).parameters["use_locking"].default)
        for name in _table.VARIABLE_SCATTERS if hasattr(tf.compat.v1, name)},
+    **{name: f for name, f in _MATH.items() if hasattr(tf.compat.v1, name)},
 )
 _METHODS = {op: _variable_method(op) for op in variables._OPS}
 
@@ -88,6 +94,8 @@ def _modules():
     """(module or class, replacements, display prefix) for every namespace
     we patch."""
     return ((tf, _V2, "tf."), (tf.compat.v2, _V2, "tf.compat.v2."), (tf.compat.v1, _V1, "tf.compat.v1."),
+            (tf.math, _MATH, "tf.math."), (tf.compat.v2.math, _MATH, "tf.compat.v2.math."),
+            (tf.compat.v1.math, _MATH, "tf.compat.v1.math."),
             (resource_variable_ops.BaseResourceVariable, _METHODS, "tf.Variable."),
             (ref_variable.RefVariable, _METHODS, "tf.compat.v1.RefVariable."))
 
@@ -107,6 +115,15 @@ def _with_fallback(ours, tensorflows):
             return tensorflows(*args, **kwargs)
         return ours(*args, **kwargs)
     return _convert.public(f)
+
+
+def _set(module, name, value):
+    """setattr, also through TensorFlow's lazy module wrappers (the
+    tf.compat.v1 namespaces): their attribute cache can keep answering with
+    the function it cached before the setattr."""
+    setattr(module, name, value)
+    if getattr(module, name) is not value and hasattr(module, "_fastdict_insert"):
+        module._fastdict_insert(name, value)
 
 
 def patched_names():
@@ -132,7 +149,7 @@ def patch_tensorflow():
                 original = (module.__dict__.get(name, _MISSING) if isinstance(module, type)
                             else getattr(module, name))
                 saved.append((module, name, original))
-                setattr(module, name, _with_fallback(ours, getattr(module, name)))
+                _set(module, name, _with_fallback(ours, getattr(module, name)))
         _saved = saved
 
 
@@ -146,7 +163,7 @@ def unpatch():
             if original is _MISSING:  # was inherited
                 delattr(module, name)
             else:
-                setattr(module, name, original)
+                _set(module, name, original)
         _saved = None
 
 

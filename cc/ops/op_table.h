@@ -12,7 +12,10 @@
 //   PY        the Python function (tf_scatter_ops.PY, and tf.PY under the patch)
 //   KIND      ScatterNd (zeros, then the updates: init mode kZero),
 //             TensorScatter (a copy of `tensor`, then the updates: kCopy, or
-//             in place when TensorFlow forwards the buffer) or GatherNd
+//             in place when TensorFlow forwards the buffer), GatherNd, or
+//             UnsortedSegment (segment ids as depth-1 indices into
+//             [num_segments, slice]: zeros for a sum, else the reduction's
+//             identity, then the rows; negative ids dropped; CPU only)
 //   REDUCER   the reduction of common/reducers.h that applies each update
 //   DTYPES    the value dtypes, a list of common/dtypes.h (ALL, ADD, MINMAX);
 //             on a GPU the same without string
@@ -38,6 +41,10 @@
 #define TFSO_OP_TensorScatterMin(X)    X(TensorScatterMin, tensor_scatter_nd_min, TensorScatter, MinOp, MINMAX, ScatterNdMin, min_max, TensorScatterMin, none)
 #define TFSO_OP_TensorScatterMax(X)    X(TensorScatterMax, tensor_scatter_nd_max, TensorScatter, MaxOp, MINMAX, ScatterNdMax, min_max, TensorScatterMax, none)
 #define TFSO_OP_GatherNd(X)            X(GatherNd, gather_nd, GatherNd, AssignOp, ALL, ResourceGatherNd, gather_nd, GatherNd, none)
+#define TFSO_OP_UnsortedSegmentSum(X)  X(UnsortedSegmentSum, unsorted_segment_sum, UnsortedSegment, AddOp, ADD, none, segment_sum, UnsortedSegmentSum, none)
+#define TFSO_OP_UnsortedSegmentProd(X) X(UnsortedSegmentProd, unsorted_segment_prod, UnsortedSegment, MulOp, ADD, none, segment_prod, UnsortedSegmentProd, none)
+#define TFSO_OP_UnsortedSegmentMin(X)  X(UnsortedSegmentMin, unsorted_segment_min, UnsortedSegment, SegmentMinOp, MINMAX, none, segment_min_max, UnsortedSegmentMin, none)
+#define TFSO_OP_UnsortedSegmentMax(X)  X(UnsortedSegmentMax, unsorted_segment_max, UnsortedSegment, SegmentMaxOp, MINMAX, none, segment_min_max, UnsortedSegmentMax, none)
 // clang-format on
 
 #define TFSO_OPS(X)               \
@@ -47,6 +54,10 @@
   TFSO_OP_TensorScatterSub(X)     \
   TFSO_OP_TensorScatterMin(X)     \
   TFSO_OP_TensorScatterMax(X)     \
-  TFSO_OP_GatherNd(X)
+  TFSO_OP_GatherNd(X)             \
+  TFSO_OP_UnsortedSegmentSum(X)   \
+  TFSO_OP_UnsortedSegmentProd(X)  \
+  TFSO_OP_UnsortedSegmentMin(X)   \
+  TFSO_OP_UnsortedSegmentMax(X)
 
 #endif  // TF_SCATTER_OPS_CC_KERNELS_OP_TABLE_H_

@@ -130,6 +130,36 @@ Status ResourceGatherNdShape(InferenceContext* c) {
                         c->input(1));
 }
 
+// unsorted_segment_*: data [ids.shape + slice], segment_ids, num_segments a
+// scalar; output [num_segments] + data.shape[ids.rank:] (TensorFlow's).
+Status UnsortedSegmentShape(InferenceContext* c) {
+  ShapeHandle data = c->input(0), ids = c->input(1), num = c->input(2);
+  if (c->RankKnown(num) && c->Rank(num) != 0) {
+    return InvalidArgumentError(
+        StrCat("num_segments should be a scalar, not shape ", c->DebugString(num)));
+  }
+  if (!c->RankKnown(data) || !c->RankKnown(ids)) {
+    c->set_output(0, c->UnknownShape());
+    return absl::OkStatus();
+  }
+  bool prefix = c->Rank(ids) <= c->Rank(data);
+  for (int d = 0; prefix && d < c->Rank(ids); ++d) {
+    ::tensorflow::shape_inference::DimensionHandle merged;
+    prefix = c->Merge(c->Dim(data, d), c->Dim(ids, d), &merged).ok();
+  }
+  if (!prefix) {
+    return InvalidArgumentError(messages::SegmentIdsNotPrefix(c->DebugString(data),
+                                                              c->DebugString(ids)));
+  }
+  ::tensorflow::shape_inference::DimensionHandle segments;
+  TF_RETURN_IF_ERROR(c->MakeDimForScalarInput(2, &segments));
+  ShapeHandle inner, output;
+  TF_RETURN_IF_ERROR(c->Subshape(data, c->Rank(ids), &inner));
+  TF_RETURN_IF_ERROR(c->Concatenate(c->Vector(segments), inner, &output));
+  c->set_output(0, output);
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 // The op definitions of each kind of row of the op table (op_table.h):
@@ -166,6 +196,18 @@ Status ResourceGatherNdShape(InferenceContext* c) {
       .Attr("bad_indices_policy: string = ''")              \
       .SetShapeFn(GatherNdShape);
 
+#define TFSO_OP_DEF_UnsortedSegment(OP, DTYPES)             \
+  REGISTER_OP("TfScatter>" #OP)                             \
+      .Input("data: T")                                     \
+      .Input("segment_ids: Tindices")                       \
+      .Input("num_segments: Tnumsegments")                  \
+      .Output("output: T")                                  \
+      .Attr(TFSO_TYPES("T", TFSO_##DTYPES##_DTYPES))         \
+      .Attr(TFSO_TYPES("Tindices", TFSO_INDEX_DTYPES))       \
+      .Attr("Tnumsegments: {int32, int64} = DT_INT32")      \
+      .Attr("bad_indices_policy: string = ''")              \
+      .SetShapeFn(UnsortedSegmentShape);
+
 // The stateful half: in-place updates of variables (resource handles, and
 // TensorFlow 1.x ref variables), and row reads straight from a variable.
 #define TFSO_VARIABLE_DEF_ScatterNd(VARIABLE, DTYPES)
@@ -190,6 +232,8 @@ Status ResourceGatherNdShape(InferenceContext* c) {
       .Attr("use_locking: bool = true")                     \
       .Attr("bad_indices_policy: string = ''")              \
       .SetShapeFn(RefScatterShape);
+
+#define TFSO_VARIABLE_DEF_UnsortedSegment(VARIABLE, DTYPES)
 
 #define TFSO_VARIABLE_DEF_GatherNd(VARIABLE, DTYPES)        \
   REGISTER_OP("TfScatter>" #VARIABLE)                       \

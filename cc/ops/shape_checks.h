@@ -129,6 +129,21 @@ inline std::string EmptyParams(const std::string& params) {
       params);
 }
 
+// TensorFlow's, for the segment ops.
+inline std::string SegmentIdsNotPrefix(const std::string& data, const std::string& ids) {
+  return absl::StrCat("data.shape = ", data, " does not start with segment_ids.shape = ", ids);
+}
+
+inline std::string SegmentIdOutOfRange(const std::vector<int64_t>& position, int64_t id,
+                                       int64_t num_segments) {
+  return absl::StrCat("segment_ids[", absl::StrJoin(position, ","), "] = ", id,
+                      " is out of range [0, ", num_segments, ")");
+}
+
+inline std::string NegativeNumSegments(int64_t num_segments) {
+  return absl::StrCat("Input num_segments == ", num_segments, " must not be negative.");
+}
+
 }  // namespace messages
 
 // The rules, on views with rank() (-1: unknown), dim(d) (-1: unknown) and

@@ -88,6 +88,38 @@ struct MaxOp {
   }
 };
 
+struct MulOp {
+  template <typename T>
+  static TFSO_HD void Apply(T& out, const T& upd) {
+    if constexpr (Wrapping<T>::value) {
+      using U = typename std::make_unsigned<T>::type;
+      out = static_cast<T>(static_cast<U>(out) * static_cast<U>(upd));
+    } else if constexpr (std::is_arithmetic<T>::value) {
+      out = static_cast<T>(out * upd);
+    } else {
+      out *= upd;  // Eigen half/bfloat16, std::complex
+    }
+  }
+};
+
+// The segment reductions' min/max keep TensorFlow's segment kernels' NaN
+// behaviour, which differs from its scatters': a NaN update replaces the
+// output, and the next number replaces a NaN output (measured on TF 2.21's
+// CPU kernels for slices of 1 to 64 elements).
+struct SegmentMinOp {
+  template <typename T>
+  static TFSO_HD void Apply(T& out, const T& upd) {
+    out = out < upd ? out : upd;
+  }
+};
+
+struct SegmentMaxOp {
+  template <typename T>
+  static TFSO_HD void Apply(T& out, const T& upd) {
+    out = upd < out ? out : upd;
+  }
+};
+
 }  // namespace tf_scatter_ops
 
 #endif  // TF_SCATTER_OPS_CC_KERNELS_COMMON_REDUCERS_H_

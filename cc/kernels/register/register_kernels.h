@@ -22,6 +22,7 @@
 #include "library/gpu_gate.h"
 #include "ops/op_table.h"
 #include "tf/scatter_kernels.h"
+#include "tf/segment_kernels.h"
 #include "tensorflow/core/framework/op_kernel.h"
 #include "tf/variable_kernels.h"
 #include "xla/xla_targets.h"
@@ -29,7 +30,7 @@
 namespace tf_scatter_ops {
 namespace table {
 
-enum class Kind { kScatterNd, kTensorScatter, kGatherNd };
+enum class Kind { kScatterNd, kTensorScatter, kGatherNd, kUnsortedSegment };
 
 // The value types of a row, TensorFlow's C++ types, ending in void.
 template <typename... Ts>
@@ -65,6 +66,10 @@ void RegisterOn(const char* device, bool gpu) {
     Register<ResourceScatterOp<Backend, T, Op>, T>(device, "Resource" + variable, "T",
                                                    gpu ? "ref" : nullptr);
     Register<RefScatterOp<Backend, T, Op>, T>(device, variable, "T");
+  } else if constexpr (Row::kKind == Kind::kUnsortedSegment) {
+    if constexpr (std::is_same<Backend, CpuBackend>::value) {  // no GPU kernel yet
+      Register<UnsortedSegmentOp<T, Op>, T>(device, op, "T");
+    }
   } else {
     Register<GatherNdOp<Backend, T>, T>(device, op, "Tparams");
     Register<ResourceGatherNdOp<Backend, T>, T>(device, variable, "dtype",
@@ -80,7 +85,7 @@ void RegisterXlaTarget() {
     XlaTargetRegistrar(Row::kOp, dtype, &ScatterNdTarget<T>);
   } else if constexpr (Row::kKind == Kind::kTensorScatter) {
     XlaTargetRegistrar(Row::kOp, dtype, &TensorScatterTarget<T, typename Row::Reducer>);
-  } else {
+  } else if constexpr (Row::kKind == Kind::kGatherNd) {
     XlaTargetRegistrar(Row::kOp, dtype, &GatherNdTarget<T>);
   }
 #endif

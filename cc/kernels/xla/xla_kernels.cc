@@ -238,10 +238,16 @@ class XlaGatherNd : public XlaKernel {
   }
 };
 
-// One XLA kernel per row of the op table, by its kind.
-#define TFSO_REGISTER_XLA(OP, PY, KIND, ...)                                      \
+// One XLA kernel per row of the op table, by its kind. The segment ops have
+// none: under XLA their Python functions build TensorFlow's ops.
+#define TFSO_XLA_KERNEL(OP, KERNEL)                                                         \
   REGISTER_KERNEL_BUILDER(Name("TfScatter>" #OP).Device(::tensorflow::DEVICE_CPU_XLA_JIT), \
-                          Xla##KIND);
+                          KERNEL);
+#define TFSO_XLA_ScatterNd(OP) TFSO_XLA_KERNEL(OP, XlaScatterNd)
+#define TFSO_XLA_TensorScatter(OP) TFSO_XLA_KERNEL(OP, XlaTensorScatter)
+#define TFSO_XLA_GatherNd(OP) TFSO_XLA_KERNEL(OP, XlaGatherNd)
+#define TFSO_XLA_UnsortedSegment(OP)
+#define TFSO_REGISTER_XLA(OP, PY, KIND, ...) TFSO_XLA_##KIND(OP)
 TFSO_OPS(TFSO_REGISTER_XLA)
 #undef TFSO_REGISTER_XLA
 
