@@ -111,7 +111,7 @@ $(SO): $(OBJS) $(BUILD)/objects
 demo: $(VENV)/.installed
 	$(MAKE) -j$(JOBS) $(SO)
 	TF_CPP_MIN_LOG_LEVEL=3 $(PY) -m examples.demo
-	TF_CPP_MIN_LOG_LEVEL=3 $(PY) -m benchmarks.bench --quick --only W1,W3,W5,W7,W8,T2,T5,T6,P1,P2,P3,P4,P5,P6,P7
+	TF_CPP_MIN_LOG_LEVEL=3 $(PY) -m benchmarks.bench --quick --only W1,W3,W5,W7,W8,T2,T5,T6,S1,S4,P1,P2,P3,P4,P5,P6,P7
 	TF_CPP_MIN_LOG_LEVEL=3 $(PY) -m benchmarks.bench --sweep --quick --out $(BUILD)/bench/sweep
 
 test: $(VENV)/.installed

@@ -11,7 +11,7 @@ import tensorflow as tf
 
 import tf_scatter_ops as tso
 from benchmarks.harness import call_floor, check, expect_retracing, machine, time_workload
-from benchmarks.workloads import M, WORKLOADS, implementations, make_inputs, static_shape
+from benchmarks.workloads import M, WORKLOADS, implementations, make_inputs, static_shape, tf_function
 
 
 SWEEP = ("W1", "W3", "W5", "W7")
@@ -73,8 +73,8 @@ def chain_implementations(w, args, k):
     that call the chain with its own inputs."""
     adapt, fixed, varying = chain_inputs(w, args, k)
     impls = {}
-    kinds = [("ours", getattr(tso, w.op), False), ("tf", getattr(tf, w.op), False),
-             ("xla", getattr(tf, w.op), True)]
+    kinds = [("ours", getattr(tso, w.op), False), ("tf", tf_function(w.op), False),
+             ("xla", tf_function(w.op), True)]
     if tso.xla_uses_our_kernels():
         kinds.append(("ours xla", static_shape(w, getattr(tso, w.op)), True))
     for name, op, jit in kinds:
@@ -134,7 +134,7 @@ def sweep_main(args):
             # whichever eager op follows the functions.
             # Calls of a few microseconds are timed as the mean of a run of
             # them (as W8), not one by one.
-            eager = {"ours eager": getattr(tso, w.op), "tf eager": getattr(tf, w.op)}
+            eager = {"ours eager": getattr(tso, w.op), "tf eager": tf_function(w.op)}
             w_eager = dataclasses.replace(w, eager_tiny=out_bytes <= EAGER_RUN_MAX_BYTES)
             t.update(time_workload(w_eager, eager, inputs, rounds, lambda: None, burst=2)[0])
             # What one more op costs inside a function: a chain of

@@ -54,6 +54,15 @@ WORKLOADS = [
              kind="variable"),
     Workload("T5", "scatter_nd_add 1M elements into a 16M variable", "scatter_nd_add", (16 * M,), M,
              kind="variable"),
+    # Segment reductions (data [n, slice], ids [n] into [num_segments, slice]).
+    Workload("S1", "GNN aggregation: unsorted_segment_sum, 200k edges x 32 into 20k nodes",
+             "unsorted_segment_sum", (20_000, 32), 200_000),
+    Workload("S2", "GNN aggregation: unsorted_segment_mean, 200k edges x 32 into 20k nodes",
+             "unsorted_segment_mean", (20_000, 32), 200_000),
+    Workload("S3", "GNN aggregation: unsorted_segment_max, 200k edges x 32 into 20k nodes",
+             "unsorted_segment_max", (20_000, 32), 200_000),
+    Workload("S4", "voxel max-pooling: unsorted_segment_max, 1M points x 16 into 256k voxels",
+             "unsorted_segment_max", (M // 4, 16), M),
     Workload("T6", "while_loop: 500 one-row updates of a [4096,1024] loop variable", "tensor_scatter_nd_update",
              (4096, 1024), 500, unique=True, kind="loop", rounds=3),
 ]
@@ -89,6 +98,8 @@ def make_inputs(w, rng):
     tensor = tf.cast(tf.constant(rng.standard_normal(w.shape).astype(np.float32)), w.dtype)
     if w.op == "scatter_nd":
         return (indices, updates, tf.constant(w.shape, w.index_dtype))
+    if is_segment(w):
+        return (updates, indices[:, 0], tf.constant(slots))
     if w.op == "gather_nd":
         return (tensor, indices)
     return (tensor, indices, updates)
@@ -160,6 +171,16 @@ def training_setup(w, rng):
     return impls, args, check_variables
 
 
+def is_segment(w):
+    return w.op.startswith("unsorted_segment")
+
+
+def tf_function(op):
+    """TensorFlow's function of the name: tf.<op>, or tf.math.<op> for the
+    segment family."""
+    return getattr(tf, op, None) or getattr(tf.math, op)
+
+
 def bytes_moved(w, args):
     """Out of place: read the inputs once, write the output once."""
     size = lambda t: t.shape.num_elements() * t.dtype.size  # noqa: E731
@@ -179,6 +200,9 @@ def bytes_moved(w, args):
         indices, updates, _ = args
         out = int(np.prod(w.shape)) * updates.dtype.size
         return size(indices) + size(updates) + out
+    if is_segment(w):
+        data, ids, _ = args
+        return size(ids) + size(data) + int(np.prod(w.shape)) * data.dtype.size
     tensor, indices, updates = args
     return 2 * size(tensor) + size(indices) + size(updates)
 
@@ -206,7 +230,7 @@ def positional(op):
 def implementations(w):
     """Ours, TF's kernel and TF under XLA; and, where XLA compiles our ops to
     our kernels (tso.xla_uses_our_kernels()), ours under XLA ("ours xla")."""
-    ours, theirs = getattr(tso, w.op), getattr(tf, w.op)
+    ours, theirs = getattr(tso, w.op), tf_function(w.op)
     if w.eager_tiny:
         return {"ours": ours, "tf": theirs}
     impls = {

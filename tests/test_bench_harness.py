@@ -12,9 +12,9 @@ from benchmarks import bench, harness, programs, sweep, workloads
 
 
 def test_quick_bench_runs_and_writes_json(tmp_path, capsys):
-    bench.main(["--quick", "--only", "W1,W7,W8", "--rounds", "1", "--out", str(tmp_path)])
+    bench.main(["--quick", "--only", "W1,W7,W8,S3", "--rounds", "1", "--out", str(tmp_path)])
     data = json.loads((tmp_path / "bench.json").read_text())
-    assert [r["name"] for r in data["results"]] == ["W1", "W7", "W8"]
+    assert [r["name"] for r in data["results"]] == ["W1", "W7", "W8", "S3"]
     ours_xla = {"ours xla"} if tso.xla_uses_our_kernels() else set()
     assert set(data["results"][0]["first"]) == {"ours", "tf", "xla"} | ours_xla
     assert (data["results"][0]["ours xla"] is not None) == bool(ours_xla)
