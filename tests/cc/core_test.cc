@@ -171,6 +171,9 @@ const char* OpName() {
   if constexpr (std::is_same<Op, tso::AddOp>::value) return "add";
   if constexpr (std::is_same<Op, tso::SubOp>::value) return "sub";
   if constexpr (std::is_same<Op, tso::MinOp>::value) return "min";
+  if constexpr (std::is_same<Op, tso::MulOp>::value) return "mul";
+  if constexpr (std::is_same<Op, tso::SegmentMinOp>::value) return "segment_min";
+  if constexpr (std::is_same<Op, tso::SegmentMaxOp>::value) return "segment_max";
   return "max";
 }
 
@@ -390,15 +393,18 @@ void RandomCase(std::mt19937_64& rng, int64_t case_no) {
 
 template <typename T, bool kMinMax, bool kSub>
 void AllOps(std::mt19937_64& rng, int64_t case_no) {
-  const int pick = static_cast<int>(rng() % 5);
+  const int pick = static_cast<int>(rng() % 8);
   if (pick == 0) return RandomCase<T, tso::AssignOp>(rng, case_no);
   if (pick == 1) return RandomCase<T, tso::AddOp>(rng, case_no);
-  if constexpr (kSub) {
+  if constexpr (kSub) {  // the numbers: also the segment product
     if (pick == 2) return RandomCase<T, tso::SubOp>(rng, case_no);
+    if (pick == 5) return RandomCase<T, tso::MulOp>(rng, case_no);
   }
-  if constexpr (kMinMax) {
+  if constexpr (kMinMax) {  // the real numbers: the scatters' and the segments' min/max
     if (pick == 3) return RandomCase<T, tso::MinOp>(rng, case_no);
-    return RandomCase<T, tso::MaxOp>(rng, case_no);
+    if (pick == 4) return RandomCase<T, tso::MaxOp>(rng, case_no);
+    if (pick == 6) return RandomCase<T, tso::SegmentMinOp>(rng, case_no);
+    if (pick == 7) return RandomCase<T, tso::SegmentMaxOp>(rng, case_no);
   }
   RandomCase<T, tso::AssignOp>(rng, case_no);
 }
