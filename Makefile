@@ -43,8 +43,10 @@ CU_SRCS := $(wildcard cc/kernels/cuda/*.cu.cc)
 CU_HDRS := $(wildcard cc/kernels/common/*.h cc/kernels/cuda/*.h cc/kernels/cuda/*.cuh)
 # nvcc's flags, shared with bazel (third_party/tf/tf_configure.bzl), and the
 # architectures: every one from sm_75 that this nvcc can target, or
-# $TFSO_CUDA_ARCHS (tools/cuda_archs.sh). A change of the list rebuilds the
-# CUDA objects.
+# $TFSO_CUDA_ARCHS (tools/cuda_archs.sh). The CUDA objects include no
+# TensorFlow header, so they are kept by nvcc command, not by BUILD: pip's
+# build (setup.py, BUILD=build/pip/...) reuses make's, and a change of the
+# architectures builds a set of its own.
 NVCCFLAGS := $(shell cat tools/nvcc_flags)
 ifeq ($(TFSO_GPU),1)
 CUDA_ARCH_FLAGS := $(shell tools/cuda_archs.sh $(NVCC) || echo FAILED)
@@ -52,8 +54,9 @@ ifneq ($(filter FAILED,$(CUDA_ARCH_FLAGS)),)
 $(error tools/cuda_archs.sh failed (see above))
 endif
 NVCCFLAGS += $(CUDA_ARCH_FLAGS)
-$(shell mkdir -p $(BUILD) && echo '$(CUDA_ARCH_FLAGS)' | cmp -s - $(BUILD)/cuda_archs || echo '$(CUDA_ARCH_FLAGS)' > $(BUILD)/cuda_archs)
-OBJS += $(patsubst cc/%.cu.cc,$(BUILD)/%.cu.o,$(CU_SRCS))
+CU_BUILD := build/cuda/$(shell echo '$(NVCC) $(NVCCFLAGS)' | sha1sum | cut -c1-12)
+CU_OBJS := $(patsubst cc/%.cu.cc,$(CU_BUILD)/%.cu.o,$(CU_SRCS))
+OBJS += $(CU_OBJS)
 GPU_CXXFLAGS := -DTFSO_WITH_CUDA=1
 GPU_LDFLAGS := -L$(CUDA_HOME)/lib64 -l:libcudart_static.a -lpthread -lrt
 endif
@@ -93,7 +96,7 @@ $(BUILD)/%.o: cc/%.cc $(HDRS) $(BUILD)/tf_flags.mk $(BUILD)/gpu-$(TFSO_GPU).stam
 	mkdir -p $(dir $@)
 	$(CXX) $(CXXFLAGS) -c $< -o $@
 
-$(BUILD)/%.cu.o: cc/%.cu.cc $(CU_HDRS) $(BUILD)/cuda_archs | $(BUILD)/include/cuda/.made
+$(CU_BUILD)/%.cu.o: cc/%.cu.cc $(CU_HDRS) | $(BUILD)/include/cuda/.made
 	mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) -I$(BUILD)/include/cuda -x cu -c $< -o $@
 

@@ -6,7 +6,6 @@ ifeq ($(TFSO_GPU),1)
 CI_EXTRA += gpu-harness
 endif
 
-CU_OBJS := $(patsubst cc/%.cu.cc,$(BUILD)/%.cu.o,$(CU_SRCS))
 gpu-harness: $(BUILD)/gpu_harness
 # Its own code for one architecture only: this build is a compile and link
 # check (gpu_check.sh builds everything for the GPU it runs on).
