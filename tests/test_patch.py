@@ -18,7 +18,7 @@ V1_ONLY = ["tensor_scatter_update", "tensor_scatter_add", "tensor_scatter_sub"]
 V1_VARIABLE = ["scatter_nd_update", "scatter_nd_add", "scatter_nd_sub"]
 SEGMENTS = ["unsorted_segment_sum", "unsorted_segment_prod", "unsorted_segment_min",
             "unsorted_segment_max", "unsorted_segment_mean", "unsorted_segment_sqrt_n"]
-MATH = {"tf.math": tf.math, "tf.compat.v2.math": tf.compat.v2.math, "tf.compat.v1.math": tf.compat.v1.math}
+MATH = {"tf.math": tf.math, "tf.compat.v2.math": tf.compat.v2.math}
 METHODS = ["scatter_nd_update", "scatter_nd_add", "scatter_nd_sub", "scatter_nd_min", "scatter_nd_max"]
 CLASSES = {"tf.Variable": resource_variable_ops.BaseResourceVariable,
            "tf.compat.v1.RefVariable": ref_variable.RefVariable}
@@ -47,7 +47,7 @@ def _every_patched_name():
     """(namespace or class, name) of everything patch_tensorflow() replaces."""
     spaces = dict(_namespaces(), **CLASSES, **MATH)
     names = _all_names() + [("tf.compat.v1", n) for n in V1_VARIABLE]
-    names += [(m, n) for m in list(MATH) + ["tf.compat.v1"] for n in SEGMENTS]
+    names += [(m, n) for m in MATH for n in SEGMENTS]
     names += [(c, m) for c in CLASSES for m in METHODS]
     return spaces, names
 

@@ -202,7 +202,7 @@ def test_the_patch_routes_tensorflows_names_and_keras(rng):
     data, ids = case(rng, tf.float32, (40, 3), 1, 6, negative=False)
     with tso.patched():
         for name in KERNELS + COMPOSED:
-            for module in (tf.math, tf.compat.v1.math, tf.compat.v1):
+            for module in (tf.math, tf.compat.v2.math):
                 types = op_types(lambda d, i: getattr(module, name)(d, i, 6), data, ids)
                 assert any(t.startswith("TfScatter>UnsortedSegment") for t in types), (name, module.__name__, types)
                 assert not any(t.startswith("UnsortedSegment") for t in types), (name, types)

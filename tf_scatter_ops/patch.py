@@ -8,7 +8,7 @@
 
 Patched names: `tf.scatter_nd`, `tf.tensor_scatter_nd_{update,add,sub,min,max}`,
 `tf.gather_nd`, `tf.math.unsorted_segment_{sum,prod,min,max,mean,sqrt_n}`, the
-same names under `tf.compat.v2` and `tf.compat.v1`,
+same names under `tf.compat.v2` and (but for the segment names) `tf.compat.v1`,
 v1's `tensor_scatter_{update,add,sub}` and `scatter_nd_{update,add,sub}`
 (in-place variable updates), and the variables' `scatter_nd_{update,add,sub,
 min,max}` methods (resource variables, and v1 ref variables). Each replacement keeps the positional
@@ -85,7 +85,6 @@ _V1 = dict(
     **{name: _v1_variable_scatter(
         name, inspect.signature(getattr(tf.compat.v1, name)).parameters["use_locking"].default)
        for name in _table.VARIABLE_SCATTERS if hasattr(tf.compat.v1, name)},
-    **{name: f for name, f in _MATH.items() if hasattr(tf.compat.v1, name)},
 )
 _METHODS = {op: _variable_method(op) for op in variables._OPS}
 
@@ -94,8 +93,10 @@ def _modules():
     """(module or class, replacements, display prefix) for every namespace
     we patch."""
     return ((tf, _V2, "tf."), (tf.compat.v2, _V2, "tf.compat.v2."), (tf.compat.v1, _V1, "tf.compat.v1."),
+            # the segment names not in tf.compat.v1: its module wrappers'
+            # attribute cache can keep answering with TensorFlow's function
+            # after a setattr (seen under pytest)
             (tf.math, _MATH, "tf.math."), (tf.compat.v2.math, _MATH, "tf.compat.v2.math."),
-            (tf.compat.v1.math, _MATH, "tf.compat.v1.math."),
             (resource_variable_ops.BaseResourceVariable, _METHODS, "tf.Variable."),
             (ref_variable.RefVariable, _METHODS, "tf.compat.v1.RefVariable."))
 
@@ -115,15 +116,6 @@ def _with_fallback(ours, tensorflows):
             return tensorflows(*args, **kwargs)
         return ours(*args, **kwargs)
     return _convert.public(f)
-
-
-def _set(module, name, value):
-    """setattr, also through TensorFlow's lazy module wrappers (the
-    tf.compat.v1 namespaces): their attribute cache can keep answering with
-    the function it cached before the setattr."""
-    setattr(module, name, value)
-    if getattr(module, name) is not value and hasattr(module, "_fastdict_insert"):
-        module._fastdict_insert(name, value)
 
 
 def patched_names():
@@ -149,7 +141,7 @@ def patch_tensorflow():
                 original = (module.__dict__.get(name, _MISSING) if isinstance(module, type)
                             else getattr(module, name))
                 saved.append((module, name, original))
-                _set(module, name, _with_fallback(ours, getattr(module, name)))
+                setattr(module, name, _with_fallback(ours, getattr(module, name)))
         _saved = saved
 
 
@@ -163,7 +155,7 @@ def unpatch():
             if original is _MISSING:  # was inherited
                 delattr(module, name)
             else:
-                _set(module, name, original)
+                setattr(module, name, original)
         _saved = None
 
 
