@@ -10,7 +10,7 @@ import numpy as np
 import tensorflow as tf
 
 import tf_scatter_ops as tso
-from benchmarks.harness import call_floor, check, expect_retracing, machine, time_workload
+from benchmarks.harness import call_floor, check, machine, time_workload
 from benchmarks.workloads import M, WORKLOADS, implementations, make_inputs, static_shape, tf_function
 
 
@@ -110,7 +110,6 @@ def sweep_main(args):
     up, ours vs TensorFlow's kernel vs XLA: one op in a tf.function, eagerly
     (XLA only in tf.function), and one op more inside a function (up to
     CHAIN_MAX_BYTES); checked first, as the main table is."""
-    expect_retracing()
     info = machine()
     sizes = [16 << 10 << (2 * k) for k in range(8)]  # 16 KiB .. 256 MiB
     if args.quick:

@@ -43,7 +43,6 @@ _loader.load()
 OPS = _rows()
 BY_PY = {row.py: row for row in OPS}
 OP_TYPES = {row.py: row.op for row in OPS}  # Python name -> our op type
-SCATTERS = tuple(row for row in OPS if row.kind in ("ScatterNd", "TensorScatter"))
 TENSOR_SCATTERS = tuple(row for row in OPS if row.kind == "TensorScatter")
 SEGMENTS = tuple(row for row in OPS if row.kind == "UnsortedSegment")
 SCATTER_GATHER = tuple(row for row in OPS if row.kind != "UnsortedSegment")

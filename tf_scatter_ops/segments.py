@@ -71,27 +71,26 @@ def _counts(data, segment_ids, num_segments, policy):
     return tf.maximum(tf.reshape(n, shape), 1)
 
 
-@_convert.public
-def unsorted_segment_mean(data, segment_ids, num_segments, name=None, bad_indices_policy=""):
+def _normalized_function(op, of_count, doc):
+    """unsorted_segment_mean / _sqrt_n: the segment sum over of_count(count)."""
+    def f(data, segment_ids, num_segments, name=None, bad_indices_policy=""):
+        policy = _convert.check_policy(bad_indices_policy)
+        with _convert.scope(name or op):
+            data = _convert.tensor(data, name="data")
+            segment_ids = _convert.indices(segment_ids)
+            n = _counts(data, segment_ids, num_segments, policy)
+            return unsorted_segment_sum(data, segment_ids, num_segments,
+                                        bad_indices_policy=policy) / of_count(n)
+    f.__name__ = f.__qualname__ = op
+    f.__doc__ = doc
+    return _convert.public(f)
+
+
+unsorted_segment_mean = _normalized_function(
+    "unsorted_segment_mean", lambda n: n,
     """The mean of `data`'s rows per segment id (0 for an empty segment):
-    TensorFlow's formula, the segment sum over the segment's row count."""
-    policy = _convert.check_policy(bad_indices_policy)
-    with _convert.scope(name or "unsorted_segment_mean"):
-        data = _convert.tensor(data, name="data")
-        segment_ids = _convert.indices(segment_ids)
-        n = _counts(data, segment_ids, num_segments, policy)
-        return unsorted_segment_sum(data, segment_ids, num_segments,
-                                    bad_indices_policy=policy) / n
-
-
-@_convert.public
-def unsorted_segment_sqrt_n(data, segment_ids, num_segments, name=None, bad_indices_policy=""):
+    TensorFlow's formula, the segment sum over the segment's row count.""")
+unsorted_segment_sqrt_n = _normalized_function(
+    "unsorted_segment_sqrt_n", tf.sqrt,
     """The sum of `data`'s rows per segment id over the square root of the
-    segment's row count (0 for an empty segment), as TensorFlow computes it."""
-    policy = _convert.check_policy(bad_indices_policy)
-    with _convert.scope(name or "unsorted_segment_sqrt_n"):
-        data = _convert.tensor(data, name="data")
-        segment_ids = _convert.indices(segment_ids)
-        n = _counts(data, segment_ids, num_segments, policy)
-        return unsorted_segment_sum(data, segment_ids, num_segments,
-                                    bad_indices_policy=policy) / tf.sqrt(n)
+    segment's row count (0 for an empty segment), as TensorFlow computes it.""")

@@ -2,15 +2,6 @@
 
 namespace tf_scatter_ops {
 
-std::vector<int64_t> PositionOf(const TensorShape& shape, int64_t flat) {
-  std::vector<int64_t> position(shape.dims());
-  for (int d = shape.dims() - 1; d >= 0; --d) {
-    position[d] = flat % shape.dim_size(d);
-    flat /= shape.dim_size(d);
-  }
-  return position;
-}
-
 namespace {
 template <typename Index>
 Status FirstOutOfRange(const Tensor& ids, int64_t from, int64_t num_segments) {
@@ -19,7 +10,7 @@ Status FirstOutOfRange(const Tensor& ids, int64_t from, int64_t num_segments) {
     const int64_t id = static_cast<int64_t>(v[i]);
     if (id >= num_segments) {
       return absl::InvalidArgumentError(
-          messages::SegmentIdOutOfRange(PositionOf(ids.shape(), i), id, num_segments));
+          messages::SegmentIdOutOfRange(PositionOf(ids.shape(), ids.dims(), i), id, num_segments));
     }
   }
   return absl::OkStatus();

@@ -40,10 +40,6 @@ T SegmentIdentity() {
   }
 }
 
-// The position of element `flat` of a tensor of `shape`, as TensorFlow's
-// messages print it ("segment_ids[0,1]").
-std::vector<int64_t> PositionOf(const TensorShape& shape, int64_t flat);
-
 // The first id >= num_segments from row `from` on, as TensorFlow's error;
 // OK if there is none (the core's bad rows from `from` on were negative).
 Status FirstSegmentIdOutOfRange(const Tensor& ids, int64_t from, int64_t num_segments);

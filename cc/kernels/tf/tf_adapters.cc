@@ -99,12 +99,17 @@ Status BadIndexError(const TensorShape& indices, int64_t row,
     return InvalidArgumentError(messages::EmptyParams(target.DebugString()));
   }
   // The row's position in indices' outer dimensions.
-  std::vector<int64_t> position(std::max(indices.dims() - 1, 0));
-  for (int d = static_cast<int>(position.size()) - 1; d >= 0; --d) {
-    position[d] = row % indices.dim_size(d);
-    row /= indices.dim_size(d);
-  }
+  const auto position = PositionOf(indices, std::max(indices.dims() - 1, 0), row);
   return InvalidArgumentError(messages::BadIndex(position, coords, target.DebugString(), true));
+}
+
+std::vector<int64_t> PositionOf(const TensorShape& shape, int dims, int64_t flat) {
+  std::vector<int64_t> position(dims);
+  for (int d = dims - 1; d >= 0; --d) {
+    position[d] = flat % shape.dim_size(d);
+    flat /= shape.dim_size(d);
+  }
+  return position;
 }
 
 void* TfScratch::Allocate(size_t bytes) {

@@ -56,6 +56,10 @@ Status BadIndexError(const TensorShape& indices, int64_t row,
                      const std::vector<int64_t>& coords,
                      const TensorShape& target, bool gather);
 
+// The position of element `flat` in the first `dims` dimensions of a tensor
+// of `shape`, as TensorFlow's messages print it ("indices[0,1]").
+std::vector<int64_t> PositionOf(const TensorShape& shape, int dims, int64_t flat);
+
 // The op's intra-op thread pool.
 Parallel CpuParallel(OpKernelContext* c);
 
