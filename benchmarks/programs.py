@@ -13,6 +13,7 @@ checked against stock TensorFlow before anything is timed; the four are
 timed interleaved, round by round.
 """
 
+import contextlib
 import dataclasses
 import statistics
 import time
@@ -95,6 +96,30 @@ def gnn_step(L, h, src, dst, w):
     return [tf.convert_to_tensor(g) for g in tape.gradient(loss, [h, w])]
 
 
+def _segment_graph_inputs(rng, quick):
+    nodes, edges = (20_000 // 16, 200_000 // 16) if quick else (20_000, 200_000)
+    return (tf.constant(rng.standard_normal((nodes, 32)), tf.float32),
+            tf.constant(rng.integers(0, nodes, edges), tf.int32),
+            tf.constant(rng.integers(0, nodes, edges), tf.int32),
+            tf.constant(rng.standard_normal((64, 32)) * 0.1, tf.float32))
+
+
+def gnn_segment_step(L, h, src, dst, w):
+    """A GraphSAGE-style layer written against TensorFlow's API, as GNN code
+    is (tf.gather, tf.math.unsorted_segment_mean and _max), and its gradient;
+    with L = tso it runs under patch_tensorflow(), unchanged: the segment
+    reductions and the densified gradients of the gathers are ours."""
+    with tso.patched() if L is tso else contextlib.nullcontext():
+        with tf.GradientTape() as tape:
+            tape.watch([h, w])
+            messages = tf.gather(h, src)
+            nodes = tf.shape(h)[0]
+            agg = tf.concat([tf.math.unsorted_segment_mean(messages, dst, nodes),
+                             tf.math.unsorted_segment_max(messages, dst, nodes)], axis=1)
+            loss = tf.reduce_sum(tf.nn.relu(agg @ w))
+        return [tf.convert_to_tensor(g) for g in tape.gradient(loss, [h, w])]
+
+
 def _lookup_inputs(rng, quick):
     rows = M // (16 if quick else 1)
     return (tf.constant(rng.standard_normal((rows, 64)), tf.float32),
@@ -147,6 +172,8 @@ PROGRAMS = [
             _lookup_inputs),
     Program("P5", "lone tensor_scatter_nd_add 16M <- 1M", lone_scatter, _scatter_inputs),
     Program("P6", "boolean mask, then a 100-bin histogram of 1M values", masked_histogram, _mask_inputs),
+    Program("P8", "GNN training step, TensorFlow's segment API through the patch: 20k nodes x 32, "
+            "200k edges", gnn_segment_step, _segment_graph_inputs),
     Program("P7", "decode loop: P1 reading two cache rows before each write, per position", kv_decode,
             _kv_inputs, per=KV_STEPS),
 ]

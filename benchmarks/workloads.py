@@ -29,6 +29,7 @@ class Workload:
     eager_tiny: bool = False  # time per eager call instead
     kind: str = "tensor"     # or a training-loop kind: "sgd", "variable", "loop"
     rounds: int = 0          # fewer rounds than the default, for slow baselines
+    exact: bool = True       # ours bitwise TensorFlow's kernel (else within rounding)
 
 
 WORKLOADS = [
@@ -63,6 +64,12 @@ WORKLOADS = [
              "unsorted_segment_max", (20_000, 32), 200_000),
     Workload("S4", "voxel max-pooling: unsorted_segment_max, 1M points x 16 into 256k voxels",
              "unsorted_segment_max", (M // 4, 16), M),
+    Workload("S5", "embedding bags: sparse_segment_mean, 64k bags of 8 ids from [1M,64]",
+             "sparse_segment_mean", (M, 64), 8 * 65_536),
+    # TensorFlow's sorted kernel sums long segments over 4 interleaved
+    # accumulators; ours in index order (docs/segments.md).
+    Workload("S6", "sorted ids: segment_sum, 200k edges x 32 into 20k nodes", "segment_sum",
+             (20_000, 32), 200_000, exact=False),
     Workload("T6", "while_loop: 500 one-row updates of a [4096,1024] loop variable", "tensor_scatter_nd_update",
              (4096, 1024), 500, unique=True, kind="loop", rounds=3),
 ]
@@ -98,6 +105,12 @@ def make_inputs(w, rng):
     tensor = tf.cast(tf.constant(rng.standard_normal(w.shape).astype(np.float32)), w.dtype)
     if w.op == "scatter_nd":
         return (indices, updates, tf.constant(w.shape, w.index_dtype))
+    if w.op.startswith("sparse_segment"):  # bags of 8 rows of the table
+        bags = w.n // 8
+        ids = tf.constant(np.repeat(np.arange(bags), 8), w.index_dtype)
+        return (tensor, indices[:, 0], ids, tf.constant(bags))
+    if w.op.startswith("segment"):
+        return (updates, tf.sort(indices[:, 0]))
     if is_segment(w):
         return (updates, indices[:, 0], tf.constant(slots))
     if w.op == "gather_nd":
@@ -172,13 +185,26 @@ def training_setup(w, rng):
 
 
 def is_segment(w):
-    return w.op.startswith("unsorted_segment")
+    return "segment" in w.op
 
 
 def tf_function(op):
-    """TensorFlow's function of the name: tf.<op>, or tf.math.<op> for the
-    segment family."""
+    """TensorFlow's function of the name: tf.<op>, tf.math.<op> for the
+    segment family, tf.sparse.segment_* for sparse_segment_*."""
+    if op.startswith("sparse_"):
+        return getattr(tf.sparse, op[len("sparse_"):])
     return getattr(tf, op, None) or getattr(tf.math, op)
+
+
+def xla_peer(w):
+    """What stock XLA runs for `w`: TensorFlow's function, or where XLA has
+    no kernel for it (segment_*, sparse_segment_*) the same reduction written
+    as XLA compiles it, with the output size known."""
+    if w.op == "segment_sum":
+        return lambda data, ids: tf.math.unsorted_segment_sum(data, ids, w.shape[0])
+    if w.op == "sparse_segment_mean":
+        return lambda table, idx, ids, n: tf.math.unsorted_segment_mean(tf.gather(table, idx), ids, n)
+    return tf_function(w.op)
 
 
 def bytes_moved(w, args):
@@ -200,8 +226,11 @@ def bytes_moved(w, args):
         indices, updates, _ = args
         out = int(np.prod(w.shape)) * updates.dtype.size
         return size(indices) + size(updates) + out
+    if w.op.startswith("sparse_segment"):  # the ids, the bags' rows, the output
+        table, indices, ids, bags = args
+        return size(indices) + size(ids) + (w.n + int(bags)) * row
     if is_segment(w):
-        data, ids, _ = args
+        data, ids = args[:2]
         return size(ids) + size(data) + int(np.prod(w.shape)) * data.dtype.size
     tensor, indices, updates = args
     return 2 * size(tensor) + size(indices) + size(updates)
@@ -215,6 +244,8 @@ def output_bytes(w, args):
     if w.op == "gather_nd":
         params, _ = args
         return w.n * params.dtype.size * int(np.prod(w.shape[w.depth:]))
+    if w.op.startswith("sparse_segment"):
+        return int(args[3]) * tf.as_dtype(w.dtype).size * int(np.prod(w.shape[1:]))
     return int(np.prod(w.shape)) * tf.as_dtype(w.dtype).size
 
 
@@ -236,9 +267,9 @@ def implementations(w):
     impls = {
         "ours": tf.function(positional(ours)),
         "tf": tf.function(positional(theirs)),
-        "xla": tf.function(positional(theirs), jit_compile=True),
+        "xla": tf.function(positional(xla_peer(w)), jit_compile=True),
     }
-    if tso.xla_uses_our_kernels():
+    if tso.xla_uses_our_kernels() and not w.op.startswith(("segment", "sparse_segment")):
         impls["ours xla"] = tf.function(positional(static_shape(w, ours)), jit_compile=True)
     return impls
 

@@ -8,7 +8,8 @@ TensorFlowVersionMismatchError), registers the gradients and the example
 Keras layer. `scatter_nd_update/add/sub/min/max` update variables in place.
 `patch_tensorflow()` routes `tf.scatter_nd`, `tf.tensor_scatter_nd_*`,
 `tf.gather_nd`, `tf.compat.v1.scatter_nd_update/add/sub`, the variables'
-`scatter_nd_*` methods and `tf.math.unsorted_segment_*` to the plugin.
+`scatter_nd_*` methods and the segment family (`tf.math.unsorted_segment_*`,
+`tf.math.segment_*`, `tf.sparse.segment_*`) to the plugin.
 `gpu_status()` says whether the GPU kernels run here and why.
 """
 
@@ -38,6 +39,14 @@ from tf_scatter_ops.ops import (
 )
 from tf_scatter_ops.patch import is_patched, patch_tensorflow, patched, unpatch
 from tf_scatter_ops.segments import (
+    segment_max,
+    segment_mean,
+    segment_min,
+    segment_prod,
+    segment_sum,
+    sparse_segment_mean,
+    sparse_segment_sqrt_n,
+    sparse_segment_sum,
     unsorted_segment_max,
     unsorted_segment_mean,
     unsorted_segment_min,
@@ -80,6 +89,14 @@ __all__ = [
     "scatter_nd_min",
     "scatter_nd_sub",
     "scatter_nd_update",
+    "segment_max",
+    "segment_mean",
+    "segment_min",
+    "segment_prod",
+    "segment_sum",
+    "sparse_segment_mean",
+    "sparse_segment_sqrt_n",
+    "sparse_segment_sum",
     "tensor_scatter_add",
     "tensor_scatter_nd_add",
     "tensor_scatter_nd_max",

@@ -96,31 +96,38 @@ def library_op(op_type):
     return build
 
 
+def lowering(xla_ours=True):
+    """Whether a wrapper builds TensorFlow's op here instead of ours: under
+    XLA where our XLA kernels do not apply (or not `xla_ours`: this call's)."""
+    return in_xla_context() and not (xla_ours and xla_uses_our_kernels()) and lowering_to_xla()
+
+
 def raw_op(op, xla_ours=True):
-    """The op function to call for `op` here: ours, or TensorFlow's under XLA
-    where our XLA kernels do not apply (or not `xla_ours`: this call's)."""
-    if in_xla_context() and not (xla_ours and xla_uses_our_kernels()) and lowering_to_xla():
+    """The op function to call for `op` here: ours, or TensorFlow's
+    (lowering())."""
+    if lowering(xla_ours):
         return functools.partial(_lowered, op, getattr(tf.raw_ops, _table.BY_PY[op].tf))
     return library_op(_table.BY_PY[op].op)
 
 
 def _lowered(op, theirs, bad_indices_policy="", **inputs):
     """TensorFlow's op `theirs` for ours, under XLA."""
-    ids = "segment_ids" if "segment_ids" in inputs else "indices"
-    if op != "gather_nd" and inputs[ids].dtype == tf.int16:
+    if op != "gather_nd":
         # TensorFlow's scatters and segment ops take int32 and int64 indices only
-        for name in (ids, "shape"):
-            if name in inputs:
+        for name in ("segment_ids", "indices", "shape"):
+            if name in inputs and inputs[name].dtype == tf.int16:
                 inputs[name] = tf.cast(inputs[name], tf.int32)
-    if _takes_policy(theirs):  # XLA honours IGNORE in gathers (zeros)
+    if _takes(theirs, "bad_indices_policy"):  # XLA honours IGNORE in gathers (zeros)
         inputs["bad_indices_policy"] = bad_indices_policy
+    if "sparse_gradient" in inputs and not _takes(theirs, "sparse_gradient"):
+        del inputs["sparse_gradient"]
     # (older TensorFlows' ops have no bad_indices_policy attr)
     return theirs(**inputs)
 
 
 @functools.lru_cache(maxsize=None)
-def _takes_policy(raw_op):
-    return "bad_indices_policy" in inspect.signature(raw_op).parameters
+def _takes(raw_op, attr):
+    return attr in inspect.signature(raw_op).parameters
 
 
 @functools.lru_cache(maxsize=None)

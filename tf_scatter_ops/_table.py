@@ -12,7 +12,8 @@ from tf_scatter_ops import _loader
 Row = collections.namedtuple("Row", [
     "op",         # the op type after TfScatter>
     "py",         # the Python function's name
-    "kind",       # "ScatterNd", "TensorScatter", "GatherNd" or "UnsortedSegment"
+    "kind",       # "ScatterNd", "TensorScatter", "GatherNd", "UnsortedSegment",
+                  # "SortedSegment" or "SparseSegment"
     "reducer",    # the C++ reducer ("AddOp", ...)
     "dtypes",     # the value dtypes, as tf.DType
     "variable",   # the variable ops' base name, or None
@@ -44,11 +45,16 @@ OPS = _rows()
 BY_PY = {row.py: row for row in OPS}
 OP_TYPES = {row.py: row.op for row in OPS}  # Python name -> our op type
 TENSOR_SCATTERS = tuple(row for row in OPS if row.kind == "TensorScatter")
+SEGMENT_KINDS = ("UnsortedSegment", "SortedSegment", "SparseSegment")
 SEGMENTS = tuple(row for row in OPS if row.kind == "UnsortedSegment")
-SCATTER_GATHER = tuple(row for row in OPS if row.kind != "UnsortedSegment")
-# Where TensorFlow has each function: tf.math for the segment family, tf for
-# the rest.
-NAMESPACE = {row.py: "math" if row.kind == "UnsortedSegment" else "" for row in OPS}
+SORTED_SEGMENTS = tuple(row for row in OPS if row.kind == "SortedSegment")
+SPARSE_SEGMENTS = tuple(row for row in OPS if row.kind == "SparseSegment")
+SCATTER_GATHER = tuple(row for row in OPS if row.kind not in SEGMENT_KINDS)
+# Where TensorFlow has each function, (module under tf, its name there):
+# tf.math.segment_sum, tf.sparse.segment_sum (sparse_segment_sum), tf.gather_nd.
+NAMESPACE = {row.py: ("sparse", row.py[len("sparse_"):]) if row.kind == "SparseSegment"
+             else ("math", row.py) if row.kind in SEGMENT_KINDS else ("", row.py)
+             for row in OPS}
 # The in-place variable functions (scatter_nd_add, ...), from the rows that
 # have variable ops: Python name -> the row.
 VARIABLE_SCATTERS = {snake(row.variable): row for row in TENSOR_SCATTERS if row.variable}

@@ -118,28 +118,73 @@ def _gather_drop_negatives(params, ids):
     return tf.where(keep, gathered, tf.zeros_like(gathered)), keep
 
 
+def _segment_inputs(op):
+    """data, segment_ids, num_segments and the Nones for the other inputs of
+    a segment op (segment_*'s output length stands for num_segments)."""
+    data, ids = op.inputs[0], op.inputs[1]
+    num_segments = op.inputs[2] if len(op.inputs) > 2 else tf.shape(op.outputs[0])[0]
+    return data, ids, num_segments, [None] * (len(op.inputs) - 1)
+
+
 def _segment_sum_grad(op, grad):
-    return [_gather_drop_negatives(grad, op.inputs[1])[0], None, None]
+    return [_gather_drop_negatives(grad, op.inputs[1])[0]] + _segment_inputs(op)[3]
+
+
+def _segment_mean_grad(op, grad):
+    """segment_mean: each row gets its segment's gradient over its row count."""
+    data, ids, num_segments, rest = _segment_inputs(op)
+    count = _segment_counts(tf.ones(tf.shape(ids), grad.dtype), ids, num_segments, grad,
+                            _policy(op))
+    return [_gather_drop_negatives(grad / count, ids)[0]] + rest
+
+
+def _segment_counts(ones, ids, num_segments, like, policy):
+    """The rows per segment (at least 1), shaped to divide `like`."""
+    n = tf.maximum(segments.unsorted_segment_sum(ones, ids, num_segments,
+                                                 bad_indices_policy=policy), 1)
+    return tf.reshape(n, tf.concat([tf.shape(n), tf.ones([tf.rank(like) - 1], tf.int32)], 0))
+
+
+def _sparse_segment_grad(op, grad):
+    """sparse_segment_{sum,mean,sqrt_n}: each gathered row gets its segment's
+    gradient (over the row count for mean, its square root for sqrt_n),
+    summed into data's rows at `indices` (an IndexedSlices if the op asked
+    for sparse_gradient). Rows the forward op dropped (IGNORE) get none."""
+    data, indices, ids, _ = op.inputs
+    rows = tf.shape(data, out_type=indices.dtype)[0]
+    nseg = tf.shape(op.outputs[0], out_type=ids.dtype)[0]
+    valid = (indices >= 0) & (indices < rows) & (ids >= 0) & (ids < nseg)
+    reducer = _table.BY_PY[_table.snake(op.type.split(">")[1])].reducer
+    if reducer != "AddOp":
+        count = _segment_counts(tf.cast(valid, grad.dtype), ids, nseg, grad, "IGNORE")
+        grad = grad / (count if reducer == "MeanOp" else tf.sqrt(count))
+    values, _ = _gather_drop_negatives(grad, tf.where(valid, ids, -tf.ones_like(ids)))
+    if op.get_attr("sparse_gradient"):
+        safe = tf.where(valid, indices, tf.zeros_like(indices))
+        return [tf.IndexedSlices(values, safe, tf.shape(data, out_type=indices.dtype)),
+                None, None, None]
+    return [segments.unsorted_segment_sum(values, indices, rows, bad_indices_policy="IGNORE"),
+            None, None, None]
 
 
 def _segment_min_max_grad(op, grad):
     """TensorFlow's rule: the rows equal to their segment's result share its
     gradient equally."""
-    data, ids, num_segments = op.inputs
+    data, ids, num_segments, rest = _segment_inputs(op)
     policy = _policy(op)
     gathered, keep = _gather_drop_negatives(op.outputs[0], ids)
     selected = tf.logical_and(tf.equal(data, gathered), keep)
     count = segments.unsorted_segment_sum(tf.cast(selected, grad.dtype), ids, num_segments,
                                           bad_indices_policy=policy)
     share, _ = _gather_drop_negatives(grad / count, ids)
-    return [tf.where(selected, share, tf.zeros_like(share)), None, None]
+    return [tf.where(selected, share, tf.zeros_like(share))] + rest
 
 
 def _segment_prod_grad(op, grad):
     """TensorFlow's rule: a segment without zeros divides its product by the
     row; with one zero the zero row gets the product of the others and the
     rest nothing; with two or more zeros nothing."""
-    data, ids, num_segments = op.inputs
+    data, ids, num_segments, rest = _segment_inputs(op)
     policy = _policy(op)
     is_zero = tf.equal(data, tf.zeros_like(data))
     zeros = segments.unsorted_segment_sum(tf.cast(is_zero, tf.int32), ids, num_segments,
@@ -152,7 +197,7 @@ def _segment_prod_grad(op, grad):
     prod = ops.gather_nd(op.outputs[0], clipped, bad_indices_policy="IGNORE")
     others = ops.gather_nd(non_zero_prod, clipped, bad_indices_policy="IGNORE")
     partial = tf.where(is_zero, others, prod / data)
-    return [_gather_drop_negatives(grad, ids)[0] * partial, None, None]
+    return [_gather_drop_negatives(grad, ids)[0] * partial] + rest
 
 
 # The rules by the op table's gradient column, registered for every row.
@@ -166,6 +211,8 @@ _RULES = {
     "segment_sum": _segment_sum_grad,
     "segment_min_max": _segment_min_max_grad,
     "segment_prod": _segment_prod_grad,
+    "segment_mean": _segment_mean_grad,
+    "sparse_segment": _sparse_segment_grad,
 }
 for _row in _table.OPS:
     tf.RegisterGradient("TfScatter>" + _row.op)(_RULES[_row.gradient])

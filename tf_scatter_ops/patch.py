@@ -7,8 +7,9 @@
         model(x)
 
 Patched names: `tf.scatter_nd`, `tf.tensor_scatter_nd_{update,add,sub,min,max}`,
-`tf.gather_nd`, `tf.math.unsorted_segment_{sum,prod,min,max,mean,sqrt_n}`, the
-same names under `tf.compat.v2` and (but for the segment names) `tf.compat.v1`,
+`tf.gather_nd`, `tf.math.unsorted_segment_{sum,prod,min,max,mean,sqrt_n}`,
+`tf.math.segment_{sum,prod,min,max,mean}`, `tf.sparse.segment_{sum,mean,sqrt_n}`,
+the same names under `tf.compat.v2` and (but for the segment names) `tf.compat.v1`,
 v1's `tensor_scatter_{update,add,sub}` and `scatter_nd_{update,add,sub}`
 (in-place variable updates), and the variables' `scatter_nd_{update,add,sub,
 min,max}` methods (resource variables, and v1 ref variables). Each replacement keeps the positional
@@ -41,11 +42,14 @@ def _v1_gather_nd(params, indices, name=None, batch_dims=0, bad_indices_policy="
 
 
 # tf.<name> -> ours, for every row of the op table in tf's namespace.
-_V2 = {row.py: getattr(ops, row.py) for row in _table.OPS if not _table.NAMESPACE[row.py]}
+_V2 = {row.py: getattr(ops, row.py) for row in _table.OPS if not _table.NAMESPACE[row.py][0]}
 # tf.math.<name> -> ours: the segment family, its rows and the two reductions
-# TensorFlow composes from unsorted_segment_sum.
+# TensorFlow composes from unsorted_segment_sum; tf.sparse.segment_* -> ours.
 _MATH = {name: getattr(segments, name) for name in
-         [row.py for row in _table.SEGMENTS] + ["unsorted_segment_mean", "unsorted_segment_sqrt_n"]}
+         [row.py for row in _table.OPS if _table.NAMESPACE[row.py][0] == "math"]
+         + ["unsorted_segment_mean", "unsorted_segment_sqrt_n"]}
+_SPARSE = {_table.NAMESPACE[row.py][1]: getattr(segments, row.py)
+           for row in _table.SPARSE_SEGMENTS}
 
 def _v1_variable_scatter(op, use_locking):
     """tf.compat.v1.scatter_nd_*(ref, indices, updates, use_locking, name),
@@ -97,6 +101,7 @@ def _modules():
             # attribute cache can keep answering with TensorFlow's function
             # after a setattr (seen under pytest)
             (tf.math, _MATH, "tf.math."), (tf.compat.v2.math, _MATH, "tf.compat.v2.math."),
+            (tf.sparse, _SPARSE, "tf.sparse."), (tf.compat.v2.sparse, _SPARSE, "tf.compat.v2.sparse."),
             (resource_variable_ops.BaseResourceVariable, _METHODS, "tf.Variable."),
             (ref_variable.RefVariable, _METHODS, "tf.compat.v1.RefVariable."))
 
@@ -143,6 +148,34 @@ def patch_tensorflow():
                 saved.append((module, name, original))
                 setattr(module, name, _with_fallback(ours, getattr(module, name)))
         _saved = saved
+        _register_densify()
+
+
+_densify_registered = False
+
+
+def _register_densify():
+    """Once per process: our conversion of an IndexedSlices to a dense tensor,
+    ahead of TensorFlow's (priority 99 < 100), while patched. TensorFlow
+    densifies the IndexedSlices gradient of a row gather (tf.gather,
+    gather_nd with depth-1 indices) wherever it meets a dense gradient or
+    is returned to dense code, with a segment sum of its rows; under the
+    patch that sum is ours. Unpatched, outside the op's dtypes, under XLA
+    or for another dtype or a reference, TensorFlow's conversion runs."""
+    global _densify_registered
+    if not _densify_registered:
+        tf.register_tensor_conversion_function(tf.IndexedSlices, _densify, priority=99)
+        _densify_registered = True
+
+
+def _densify(value, dtype=None, name=None, as_ref=False):
+    if (_saved is None or as_ref or (dtype is not None and dtype != value.dtype)
+            or value.dense_shape is None
+            or value.dtype not in _convert.DTYPE_SETS["unsorted_segment_sum"]
+            or value.indices.dtype not in _convert.INDEX_SET):
+        return NotImplemented
+    return segments.unsorted_segment_sum(value.values, value.indices, value.dense_shape[0],
+                                         name=name)
 
 
 def unpatch():

@@ -1,8 +1,10 @@
-"""TensorFlow's unsorted segment reductions with TensorFlow's names and
-signatures, on the plugin's scatter cores:
+"""TensorFlow's segment reductions with TensorFlow's names and signatures,
+on the plugin's cores:
 
     tso.unsorted_segment_sum(data, segment_ids, num_segments)   # also _prod, _min, _max,
     tso.unsorted_segment_mean(data, segment_ids, num_segments)  # _mean and _sqrt_n
+    tso.segment_sum(data, segment_ids)                  # sorted ids; _prod, _min, _max, _mean
+    tso.sparse_segment_sum(data, indices, segment_ids)  # data[indices], sorted ids; _mean, _sqrt_n
 
 `segment_ids` (int16, int32 or int64) may have any shape that is a prefix of
 `data`'s; the output is `[num_segments] + data.shape[segment_ids.rank:]`.
@@ -11,13 +13,21 @@ kernel, the same for any thread count). Empty segments hold TensorFlow's
 values: 0 (sum, mean, sqrt_n), 1 (prod), the dtype's lowest (max) or highest
 (min) value. Negative ids are dropped, as TensorFlow drops them. An id
 `>= num_segments` is TensorFlow's `InvalidArgumentError` naming the first
-one, unless `bad_indices_policy="IGNORE"`, which drops it. Under XLA the
-functions build TensorFlow's ops.
+one, unless `bad_indices_policy="IGNORE"`, which drops it.
+
+segment_* and sparse_segment_* take sorted 1-D ids (TensorFlow's error for
+ids that are not sorted, naming the first); each segment's rows are one run,
+reduced by one thread in one pass with no sort. segment_*'s output has the
+last id + 1 rows, gaps 0 (1 for prod). sparse_segment_* reduces data's rows
+at `indices` without gathering them first, in TensorFlow's order (its sums
+are bitwise TensorFlow's); its output has num_segments rows, or the last id
++ 1. IGNORE drops the rows whose id (or index) is out of range, which then
+count for no mean. Under XLA the functions build TensorFlow's ops.
 """
 
 import tensorflow as tf
 
-from tf_scatter_ops import _calls, _convert
+from tf_scatter_ops import _calls, _convert, _table
 
 
 def _segment(op, data, segment_ids, num_segments, bad_indices_policy, name):
@@ -26,10 +36,7 @@ def _segment(op, data, segment_ids, num_segments, bad_indices_policy, name):
         data = _convert.tensor(data, name="data")
         _convert.check_dtype(op, data.dtype)
         segment_ids = _convert.indices(segment_ids)
-        num_segments = _convert.int_tensor(num_segments, tf.int32, "num_segments")
-        if num_segments.dtype not in (tf.int32, tf.int64):
-            raise ValueError(
-                f"num_segments must be int32 or int64, got {num_segments.dtype.name}")
+        num_segments = _num_segments(num_segments)
         return _calls.raw_op(op, xla_ours=False)(
             data=data, segment_ids=segment_ids, num_segments=num_segments,
             bad_indices_policy=policy)
@@ -94,3 +101,89 @@ unsorted_segment_sqrt_n = _normalized_function(
     "unsorted_segment_sqrt_n", tf.sqrt,
     """The sum of `data`'s rows per segment id over the square root of the
     segment's row count (0 for an empty segment), as TensorFlow computes it.""")
+
+
+def _sorted_function(op, doc):
+    def f(data, segment_ids, name=None, bad_indices_policy=""):
+        policy = _convert.check_policy(bad_indices_policy)
+        with _convert.scope(name or op):
+            data = _convert.tensor(data, name="data")
+            _convert.check_dtype(op, data.dtype)
+            segment_ids = _convert.indices(segment_ids)
+            return _calls.raw_op(op, xla_ours=False)(
+                data=data, segment_ids=segment_ids, bad_indices_policy=policy)
+    f.__name__ = f.__qualname__ = op
+    f.__doc__ = doc
+    return _convert.public(f)
+
+
+segment_sum = _sorted_function(
+    "segment_sum", "The sum of `data`'s rows per sorted segment id, in index order.")
+segment_prod = _sorted_function(
+    "segment_prod", "The product of `data`'s rows per sorted segment id, in index order.")
+segment_min = _sorted_function(
+    "segment_min", "The minimum of `data`'s rows per sorted segment id.")
+segment_max = _sorted_function(
+    "segment_max", "The maximum of `data`'s rows per sorted segment id.")
+segment_mean = _sorted_function(
+    "segment_mean", "The mean of `data`'s rows per sorted segment id: the index-order sum "
+    "over the row count (integer division for integers).")
+
+
+def _sparse_function(op, doc):
+    def f(data, indices, segment_ids, num_segments=None, name=None, sparse_gradient=False,
+          bad_indices_policy=""):
+        policy = _convert.check_policy(bad_indices_policy)
+        with _convert.scope(name or op):
+            data = _convert.tensor(data, name="data")
+            _convert.check_dtype(op, data.dtype)
+            indices = _convert.indices(indices)
+            segment_ids = _convert.indices(segment_ids)
+            inputs = dict(data=data, indices=indices, segment_ids=segment_ids,
+                          sparse_gradient=bool(sparse_gradient))
+            if num_segments is not None:
+                inputs["num_segments"] = _num_segments(num_segments)
+            if _calls.lowering(xla_ours=False):
+                if num_segments is None:  # TensorFlow's op, which XLA does not compile
+                    theirs = getattr(tf.raw_ops, _table.BY_PY[op].tf.replace("WithNumSegments", ""))
+                    return _calls._lowered(op, theirs, policy, **inputs)
+                return _sparse_for_xla(op, inputs, policy)
+            inputs.setdefault("num_segments", tf.constant(-1, tf.int32))
+            return _calls.library_op(_table.BY_PY[op].op)(bad_indices_policy=policy, **inputs)
+    f.__name__ = f.__qualname__ = op
+    f.__doc__ = doc
+    return _convert.public(f)
+
+
+def _sparse_for_xla(op, inputs, policy):
+    """sparse_segment_* with num_segments under XLA, which has no kernel for
+    TensorFlow's sparse segment ops: the gather and an unsorted segment sum,
+    over the counts for mean and sqrt_n (XLA's order of summation)."""
+    data, indices, ids = inputs["data"], inputs["indices"], inputs["segment_ids"]
+    num_segments = inputs["num_segments"]
+    rows = tf.gather(data, tf.cast(indices, tf.int32) if indices.dtype == tf.int16 else indices)
+    total = unsorted_segment_sum(rows, ids, num_segments, bad_indices_policy=policy)
+    if op == "sparse_segment_sum":
+        return total
+    n = _counts(rows, ids, num_segments, policy)
+    return total / (n if op == "sparse_segment_mean" else tf.sqrt(n))
+
+
+def _num_segments(num_segments):
+    num_segments = _convert.int_tensor(num_segments, tf.int32, "num_segments")
+    if num_segments.dtype not in (tf.int32, tf.int64):
+        raise ValueError(f"num_segments must be int32 or int64, got {num_segments.dtype.name}")
+    return num_segments
+
+
+sparse_segment_sum = _sparse_function(
+    "sparse_segment_sum",
+    "The sum of `data[indices]`'s rows per sorted segment id, without gathering them, in "
+    "TensorFlow's order.")
+sparse_segment_mean = _sparse_function(
+    "sparse_segment_mean",
+    "The mean of `data[indices]`'s rows per sorted segment id (0 for an empty segment).")
+sparse_segment_sqrt_n = _sparse_function(
+    "sparse_segment_sqrt_n",
+    "The sum of `data[indices]`'s rows per sorted segment id over the square root of the "
+    "segment's row count (0 for an empty segment).")

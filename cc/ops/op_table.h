@@ -17,7 +17,8 @@
 //             [num_segments, slice]: zeros for a sum, else the reduction's
 //             identity, then the rows; negative ids dropped; CPU only)
 //   REDUCER   the reduction of common/reducers.h that applies each update
-//   DTYPES    the value dtypes, a list of common/dtypes.h (ALL, ADD, MINMAX);
+//   DTYPES    the value dtypes, a list of common/dtypes.h (ALL, ADD, MINMAX,
+//             FLOAT);
 //             on a GPU the same without string
 //   VARIABLE  the stateful ops' base name: Resource<VARIABLE> (resource
 //             variables) and <VARIABLE> (ref variables) for a scatter,
@@ -45,6 +46,14 @@
 #define TFSO_OP_UnsortedSegmentProd(X) X(UnsortedSegmentProd, unsorted_segment_prod, UnsortedSegment, MulOp, ADD, none, segment_prod, UnsortedSegmentProd, none)
 #define TFSO_OP_UnsortedSegmentMin(X)  X(UnsortedSegmentMin, unsorted_segment_min, UnsortedSegment, SegmentMinOp, MINMAX, none, segment_min_max, UnsortedSegmentMin, none)
 #define TFSO_OP_UnsortedSegmentMax(X)  X(UnsortedSegmentMax, unsorted_segment_max, UnsortedSegment, SegmentMaxOp, MINMAX, none, segment_min_max, UnsortedSegmentMax, none)
+#define TFSO_OP_SegmentSum(X)          X(SegmentSum, segment_sum, SortedSegment, AddOp, ADD, none, segment_sum, SegmentSum, none)
+#define TFSO_OP_SegmentProd(X)         X(SegmentProd, segment_prod, SortedSegment, MulOp, ADD, none, segment_prod, SegmentProd, none)
+#define TFSO_OP_SegmentMin(X)          X(SegmentMin, segment_min, SortedSegment, SegmentMinOp, MINMAX, none, segment_min_max, SegmentMin, none)
+#define TFSO_OP_SegmentMax(X)          X(SegmentMax, segment_max, SortedSegment, SegmentMaxOp, MINMAX, none, segment_min_max, SegmentMax, none)
+#define TFSO_OP_SegmentMean(X)         X(SegmentMean, segment_mean, SortedSegment, MeanOp, ADD, none, segment_mean, SegmentMean, none)
+#define TFSO_OP_SparseSegmentSum(X)    X(SparseSegmentSum, sparse_segment_sum, SparseSegment, AddOp, MINMAX, none, sparse_segment, SparseSegmentSumWithNumSegments, none)
+#define TFSO_OP_SparseSegmentMean(X)   X(SparseSegmentMean, sparse_segment_mean, SparseSegment, MeanOp, FLOAT, none, sparse_segment, SparseSegmentMeanWithNumSegments, none)
+#define TFSO_OP_SparseSegmentSqrtN(X)  X(SparseSegmentSqrtN, sparse_segment_sqrt_n, SparseSegment, SqrtNOp, FLOAT, none, sparse_segment, SparseSegmentSqrtNWithNumSegments, none)
 // clang-format on
 
 #define TFSO_OPS(X)               \
@@ -58,6 +67,14 @@
   TFSO_OP_UnsortedSegmentSum(X)   \
   TFSO_OP_UnsortedSegmentProd(X)  \
   TFSO_OP_UnsortedSegmentMin(X)   \
-  TFSO_OP_UnsortedSegmentMax(X)
+  TFSO_OP_UnsortedSegmentMax(X)   \
+  TFSO_OP_SegmentSum(X)           \
+  TFSO_OP_SegmentProd(X)          \
+  TFSO_OP_SegmentMin(X)           \
+  TFSO_OP_SegmentMax(X)           \
+  TFSO_OP_SegmentMean(X)          \
+  TFSO_OP_SparseSegmentSum(X)     \
+  TFSO_OP_SparseSegmentMean(X)    \
+  TFSO_OP_SparseSegmentSqrtN(X)
 
 #endif  // TF_SCATTER_OPS_CC_KERNELS_OP_TABLE_H_

@@ -160,6 +160,50 @@ Status UnsortedSegmentShape(InferenceContext* c) {
   return absl::OkStatus();
 }
 
+// segment_*: data of rank >= 1, sorted 1-D ids of data's dim 0; output
+// [?] + data.shape[1:] (its length is the last id + 1).
+Status SortedSegmentShape(InferenceContext* c) {
+  ShapeHandle data, ids, inner, output;
+  TF_RETURN_IF_ERROR(c->WithRankAtLeast(c->input(0), 1, &data));
+  TF_RETURN_IF_ERROR(c->WithRank(c->input(1), 1, &ids));
+  ::tensorflow::shape_inference::DimensionHandle rows;
+  if (!c->Merge(c->Dim(data, 0), c->Dim(ids, 0), &rows).ok()) {
+    return InvalidArgumentError(
+        "segment_ids should be the same size as dimension 0 of input.");
+  }
+  TF_RETURN_IF_ERROR(c->Subshape(data, 1, &inner));
+  TF_RETURN_IF_ERROR(c->Concatenate(c->Vector(c->UnknownDim()), inner, &output));
+  c->set_output(0, output);
+  return absl::OkStatus();
+}
+
+// sparse_segment_*: data of rank >= 1, 1-D indices and segment_ids of one
+// length, num_segments a scalar (< 0: the last id + 1, unknown here); output
+// [num_segments] + data.shape[1:].
+Status SparseSegmentShape(InferenceContext* c) {
+  ShapeHandle data, indices, ids, num, inner, output;
+  TF_RETURN_IF_ERROR(c->WithRankAtLeast(c->input(0), 1, &data));
+  TF_RETURN_IF_ERROR(c->WithRank(c->input(1), 1, &indices));
+  TF_RETURN_IF_ERROR(c->WithRank(c->input(2), 1, &ids));
+  TF_RETURN_IF_ERROR(c->WithRank(c->input(3), 0, &num));
+  ::tensorflow::shape_inference::DimensionHandle n;
+  if (!c->Merge(c->Dim(indices, 0), c->Dim(ids, 0), &n).ok()) {
+    return InvalidArgumentError("segment_ids and indices should have same size.");
+  }
+  ::tensorflow::shape_inference::DimensionHandle segments = c->UnknownDim();
+  const ::tensorflow::Tensor* known = c->input_tensor(3);
+  if (known != nullptr) {
+    const int64_t value = known->dtype() == ::tensorflow::DT_INT32
+                              ? known->scalar<int32_t>()()
+                              : known->scalar<int64_t>()();
+    if (value >= 0) segments = c->MakeDim(value);
+  }
+  TF_RETURN_IF_ERROR(c->Subshape(data, 1, &inner));
+  TF_RETURN_IF_ERROR(c->Concatenate(c->Vector(segments), inner, &output));
+  c->set_output(0, output);
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 // The op definitions of each kind of row of the op table (op_table.h):
@@ -208,6 +252,33 @@ Status UnsortedSegmentShape(InferenceContext* c) {
       .Attr("bad_indices_policy: string = ''")              \
       .SetShapeFn(UnsortedSegmentShape);
 
+#define TFSO_OP_DEF_SortedSegment(OP, DTYPES)               \
+  REGISTER_OP("TfScatter>" #OP)                             \
+      .Input("data: T")                                     \
+      .Input("segment_ids: Tindices")                       \
+      .Output("output: T")                                  \
+      .Attr(TFSO_TYPES("T", TFSO_##DTYPES##_DTYPES))         \
+      .Attr(TFSO_TYPES("Tindices", TFSO_INDEX_DTYPES))       \
+      .Attr("bad_indices_policy: string = ''")              \
+      .SetShapeFn(SortedSegmentShape);
+
+// sparse_gradient: the gradient is an IndexedSlices (tf.sparse.segment_*'s
+// argument; the kernel does not read it).
+#define TFSO_OP_DEF_SparseSegment(OP, DTYPES)               \
+  REGISTER_OP("TfScatter>" #OP)                             \
+      .Input("data: T")                                     \
+      .Input("indices: Tidx")                               \
+      .Input("segment_ids: Tsegmentids")                    \
+      .Input("num_segments: Tnumsegments")                  \
+      .Output("output: T")                                  \
+      .Attr(TFSO_TYPES("T", TFSO_##DTYPES##_DTYPES))         \
+      .Attr(TFSO_TYPES("Tidx", TFSO_INDEX_DTYPES))           \
+      .Attr(TFSO_TYPES("Tsegmentids", TFSO_INDEX_DTYPES))    \
+      .Attr("Tnumsegments: {int32, int64} = DT_INT32")      \
+      .Attr("sparse_gradient: bool = false")                \
+      .Attr("bad_indices_policy: string = ''")              \
+      .SetShapeFn(SparseSegmentShape);
+
 // The stateful half: in-place updates of variables (resource handles, and
 // TensorFlow 1.x ref variables), and row reads straight from a variable.
 #define TFSO_VARIABLE_DEF_ScatterNd(VARIABLE, DTYPES)
@@ -234,6 +305,8 @@ Status UnsortedSegmentShape(InferenceContext* c) {
       .SetShapeFn(RefScatterShape);
 
 #define TFSO_VARIABLE_DEF_UnsortedSegment(VARIABLE, DTYPES)
+#define TFSO_VARIABLE_DEF_SortedSegment(VARIABLE, DTYPES)
+#define TFSO_VARIABLE_DEF_SparseSegment(VARIABLE, DTYPES)
 
 #define TFSO_VARIABLE_DEF_GatherNd(VARIABLE, DTYPES)        \
   REGISTER_OP("TfScatter>" #VARIABLE)                       \

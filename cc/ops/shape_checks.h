@@ -140,6 +140,33 @@ inline std::string SegmentIdOutOfRange(const std::vector<int64_t>& position, int
                       " is out of range [0, ", num_segments, ")");
 }
 
+inline std::string SegmentDataRank(const std::string& data) {
+  return absl::StrCat("data must be at least rank 1, got shape ", data);
+}
+
+inline std::string SegmentIdsNotIncreasing(int64_t i, int64_t id, int64_t previous) {
+  return absl::StrCat("segment ids are not increasing: segment_ids[", i, "] = ", id,
+                      " follows segment_ids[", i - 1, "] = ", previous);
+}
+
+inline std::string NegativeSortedSegmentId(int64_t id, int64_t rows) {
+  return absl::StrCat("Segment id ", id, " out of range [0, ", rows,
+                      "), possibly because 'segment_ids' input is not sorted.");
+}
+
+inline std::string NegativeSparseSegmentId(int64_t i, int64_t id) {
+  return absl::StrCat("segment ids must be >= 0: segment_ids[", i, "] = ", id);
+}
+
+inline std::string SparseSegmentIdTooLarge(int64_t i, int64_t id, int64_t num_segments) {
+  return absl::StrCat("segment ids must be < num_segments: segment_ids[", i, "] = ", id,
+                      " is out of range [0, ", num_segments, ")");
+}
+
+inline std::string SparseIndexOutOfRange(int64_t i, int64_t index, int64_t rows) {
+  return absl::StrCat("Bad: indices[", i, "] == ", index, " out of range [0, ", rows, ")");
+}
+
 inline std::string NegativeNumSegments(int64_t num_segments) {
   return absl::StrCat("Input num_segments == ", num_segments, " must not be negative.");
 }

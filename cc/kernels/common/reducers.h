@@ -7,6 +7,8 @@
 #ifndef TF_SCATTER_OPS_CC_KERNELS_COMMON_REDUCERS_H_
 #define TF_SCATTER_OPS_CC_KERNELS_COMMON_REDUCERS_H_
 
+#include <cmath>
+#include <cstdint>
 #include <type_traits>
 #include <utility>
 
@@ -119,6 +121,26 @@ struct SegmentMaxOp {
     out = upd < out ? out : upd;
   }
 };
+
+// The segment mean and sqrt_n: a sum, then Finalize divides each segment's
+// result by its row count n (mean: out / n in the output's type, integer
+// division for integers; sqrt_n: out / sqrt(n)), TensorFlow's formulas.
+struct MeanOp : AddOp {};
+struct SqrtNOp : AddOp {};
+
+// by_reciprocal: times 1 / n (or 1 / sqrt(n)) instead, as TensorFlow's
+// sparse_segment_* kernels scale a segment of at most 9 rows.
+template <typename Op, typename T>
+TFSO_HD void Finalize(T& out, int64_t n, bool by_reciprocal = false) {
+  if constexpr (std::is_same<Op, MeanOp>::value || std::is_same<Op, SqrtNOp>::value) {
+    T d = static_cast<T>(n);
+    if constexpr (std::is_same<Op, SqrtNOp>::value) {
+      using std::sqrt;
+      d = sqrt(d);
+    }
+    out = by_reciprocal ? out * (static_cast<T>(1) / d) : out / d;
+  }
+}
 
 }  // namespace tf_scatter_ops
 

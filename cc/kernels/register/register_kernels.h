@@ -30,7 +30,14 @@
 namespace tf_scatter_ops {
 namespace table {
 
-enum class Kind { kScatterNd, kTensorScatter, kGatherNd, kUnsortedSegment };
+enum class Kind {
+  kScatterNd,
+  kTensorScatter,
+  kGatherNd,
+  kUnsortedSegment,
+  kSortedSegment,
+  kSparseSegment
+};
 
 // The value types of a row, TensorFlow's C++ types, ending in void.
 template <typename... Ts>
@@ -69,6 +76,14 @@ void RegisterOn(const char* device, bool gpu) {
   } else if constexpr (Row::kKind == Kind::kUnsortedSegment) {
     if constexpr (std::is_same<Backend, CpuBackend>::value) {  // no GPU kernel yet
       Register<UnsortedSegmentOp<T, Op>, T>(device, op, "T");
+    }
+  } else if constexpr (Row::kKind == Kind::kSortedSegment) {
+    if constexpr (std::is_same<Backend, CpuBackend>::value) {
+      Register<SortedSegmentOp<T, Op>, T>(device, op, "T");
+    }
+  } else if constexpr (Row::kKind == Kind::kSparseSegment) {
+    if constexpr (std::is_same<Backend, CpuBackend>::value) {
+      Register<SparseSegmentOp<T, Op>, T>(device, op, "T");
     }
   } else {
     Register<GatherNdOp<Backend, T>, T>(device, op, "Tparams");

@@ -15,7 +15,123 @@ Status FirstOutOfRange(const Tensor& ids, int64_t from, int64_t num_segments) {
   }
   return absl::OkStatus();
 }
+
+template <typename Index>
+const Index* IdsOf(const Tensor& t) {
+  return t.flat<Index>().data();
+}
+
+// Appends row i with id `id` to the runs: a new run when the id changes.
+inline void AddRow(Runs* runs, int64_t i, int64_t id) {
+  if (runs->segment.empty() || runs->segment.back() != id) {
+    if (runs->segment.empty()) runs->first[0] = i;
+    else runs->first.push_back(i);
+    runs->segment.push_back(id);
+  }
+}
+
+inline void CloseRuns(Runs* runs, int64_t end) {
+  if (runs->segment.empty()) runs->first[0] = end;
+  else runs->first.push_back(end);
+}
+
+template <typename Index>
+Status Sorted(const Tensor& ids, bool ignore, Runs* runs, int64_t* nsegments) {
+  const Index* v = IdsOf<Index>(ids);
+  const int64_t n = ids.NumElements();
+  *nsegments = n == 0 ? 0 : static_cast<int64_t>(v[n - 1]) + 1;
+  for (int64_t i = 1; i < n; ++i) {
+    if (v[i] < v[i - 1]) {
+      return absl::InvalidArgumentError(messages::SegmentIdsNotIncreasing(
+          i, static_cast<int64_t>(v[i]), static_cast<int64_t>(v[i - 1])));
+    }
+  }
+  if (n > 0 && v[0] < 0 && !ignore) {
+    return absl::InvalidArgumentError(
+        messages::NegativeSortedSegmentId(static_cast<int64_t>(v[0]), *nsegments));
+  }
+  *nsegments = std::max<int64_t>(*nsegments, 0);
+  for (int64_t i = 0; i < n; ++i) {
+    if (v[i] >= 0) AddRow(runs, i, static_cast<int64_t>(v[i]));
+  }
+  CloseRuns(runs, n);
+  return absl::OkStatus();
+}
+
+template <typename Index, typename SegmentId>
+Status Sparse(const Tensor& indices, const Tensor& ids, int64_t data_rows, int64_t num_segments,
+              bool ignore, std::vector<int64_t>* rows, Runs* runs, int64_t* nsegments) {
+  const Index* x = IdsOf<Index>(indices);
+  const SegmentId* v = IdsOf<SegmentId>(ids);
+  const int64_t n = ids.NumElements();
+  rows->reserve(n);
+  int64_t previous = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t id = static_cast<int64_t>(v[i]), index = static_cast<int64_t>(x[i]);
+    if (i > 0 && id < previous) {
+      return absl::InvalidArgumentError(messages::SegmentIdsNotIncreasing(i, id, previous));
+    }
+    previous = id;
+    const bool id_ok = id >= 0 && (num_segments < 0 || id < num_segments);
+    const bool index_ok = index >= 0 && index < data_rows;
+    if (!id_ok || !index_ok) {
+      if (ignore) continue;
+      if (id < 0) return absl::InvalidArgumentError(messages::NegativeSparseSegmentId(i, id));
+      if (!id_ok) {
+        return absl::InvalidArgumentError(
+            messages::SparseSegmentIdTooLarge(i, id, num_segments));
+      }
+      return absl::InvalidArgumentError(messages::SparseIndexOutOfRange(i, index, data_rows));
+    }
+    AddRow(runs, static_cast<int64_t>(rows->size()), id);
+    rows->push_back(index);
+  }
+  CloseRuns(runs, static_cast<int64_t>(rows->size()));
+  *nsegments = num_segments >= 0 ? num_segments : n == 0 ? 0 : std::max<int64_t>(previous + 1, 0);
+  return absl::OkStatus();
+}
+
+template <typename Index>
+Status SparseOf(const Tensor& indices, const Tensor& ids, int64_t data_rows,
+                int64_t num_segments, bool ignore, std::vector<int64_t>* rows, Runs* runs,
+                int64_t* nsegments) {
+  switch (ids.dtype()) {
+    case ::tensorflow::DT_INT16:
+      return Sparse<Index, int16_t>(indices, ids, data_rows, num_segments, ignore, rows, runs,
+                                    nsegments);
+    case ::tensorflow::DT_INT32:
+      return Sparse<Index, int32_t>(indices, ids, data_rows, num_segments, ignore, rows, runs,
+                                    nsegments);
+    default:
+      return Sparse<Index, int64_t>(indices, ids, data_rows, num_segments, ignore, rows, runs,
+                                    nsegments);
+  }
+}
 }  // namespace
+
+Status SortedRuns(const Tensor& ids, bool ignore, Runs* runs, int64_t* nsegments) {
+  switch (ids.dtype()) {
+    case ::tensorflow::DT_INT16: return Sorted<int16_t>(ids, ignore, runs, nsegments);
+    case ::tensorflow::DT_INT32: return Sorted<int32_t>(ids, ignore, runs, nsegments);
+    default: return Sorted<int64_t>(ids, ignore, runs, nsegments);
+  }
+}
+
+Status SparseRuns(const Tensor& indices, const Tensor& ids, int64_t data_rows,
+                  int64_t num_segments, bool ignore, std::vector<int64_t>* rows, Runs* runs,
+                  int64_t* nsegments) {
+  switch (indices.dtype()) {
+    case ::tensorflow::DT_INT16:
+      return SparseOf<int16_t>(indices, ids, data_rows, num_segments, ignore, rows, runs,
+                               nsegments);
+    case ::tensorflow::DT_INT32:
+      return SparseOf<int32_t>(indices, ids, data_rows, num_segments, ignore, rows, runs,
+                               nsegments);
+    default:
+      return SparseOf<int64_t>(indices, ids, data_rows, num_segments, ignore, rows, runs,
+                               nsegments);
+  }
+}
 
 Status FirstSegmentIdOutOfRange(const Tensor& ids, int64_t from, int64_t num_segments) {
   switch (ids.dtype()) {

@@ -247,6 +247,8 @@ class XlaGatherNd : public XlaKernel {
 #define TFSO_XLA_TensorScatter(OP) TFSO_XLA_KERNEL(OP, XlaTensorScatter)
 #define TFSO_XLA_GatherNd(OP) TFSO_XLA_KERNEL(OP, XlaGatherNd)
 #define TFSO_XLA_UnsortedSegment(OP)
+#define TFSO_XLA_SortedSegment(OP)
+#define TFSO_XLA_SparseSegment(OP)
 #define TFSO_REGISTER_XLA(OP, PY, KIND, ...) TFSO_XLA_##KIND(OP)
 TFSO_OPS(TFSO_REGISTER_XLA)
 #undef TFSO_REGISTER_XLA
