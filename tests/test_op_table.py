@@ -11,7 +11,10 @@ from tensorflow.python.framework import ops as tf_ops
 import tf_scatter_ops as tso
 from tf_scatter_ops import _calls, _loader, _table, ops, patch, variables
 
-VALUE_ATTR = {"ScatterNd": "T", "TensorScatter": "T", "GatherNd": "Tparams", "UnsortedSegment": "T"}
+VALUE_ATTR = {"ScatterNd": "T", "TensorScatter": "T", "GatherNd": "Tparams", "UnsortedSegment": "T",
+              "SortedSegment": "T", "SparseSegment": "T"}
+# The index attrs of each kind.
+INDEX_ATTRS = {"SparseSegment": ("Tidx", "Tsegmentids")}
 
 
 def variable_ops(row):
@@ -47,7 +50,8 @@ def test_the_table_has_the_family():
         "scatter_nd", "tensor_scatter_nd_update", "tensor_scatter_nd_add",
         "tensor_scatter_nd_sub", "tensor_scatter_nd_min", "tensor_scatter_nd_max", "gather_nd",
         "unsorted_segment_sum", "unsorted_segment_prod", "unsorted_segment_min",
-        "unsorted_segment_max"]
+        "unsorted_segment_max", "segment_sum", "segment_prod", "segment_min", "segment_max",
+        "segment_mean", "sparse_segment_sum", "sparse_segment_mean", "sparse_segment_sqrt_n"]
     assert all(row.dtypes for row in _table.OPS)
 
 
@@ -64,7 +68,8 @@ def test_registered_dtypes_and_cpu_kernels_are_the_rows():
     for row in _table.OPS:
         for op_type, attr in every_op(row):
             assert allowed(op_type, attr) == set(row.dtypes), op_type
-            assert allowed(op_type, "Tindices") == set(ops.INDEX_DTYPES), op_type
+            for index_attr in INDEX_ATTRS.get(row.kind, ("Tindices",)):
+                assert allowed(op_type, index_attr) == set(ops.INDEX_DTYPES), op_type
             assert kernel_dtypes(op_type, attr, "CPU") == set(row.dtypes), op_type
 
 
@@ -76,7 +81,7 @@ def test_every_scatter_and_gather_row_has_an_xla_kernel():
     for row in _table.OPS:
         devices = {k.device_type for k in
                    kernels.get_registered_kernels_for_op("TfScatter>" + row.op).kernel}
-        assert ("XLA_CPU_JIT" in devices) == (row.kind != "UnsortedSegment"), row.op
+        assert ("XLA_CPU_JIT" in devices) == (row.kind not in _table.SEGMENT_KINDS), row.op
 
 
 def test_python_lists_are_the_rows():
@@ -87,7 +92,9 @@ def test_python_lists_are_the_rows():
         if row.alias:
             assert getattr(tso, row.alias) is getattr(tso, row.py)
             assert patch._V1[row.alias] is getattr(ops, row.py)
-        if row.kind == "UnsortedSegment":
+        if row.kind == "SparseSegment":
+            assert patch._SPARSE[row.py[len("sparse_"):]] is getattr(tso, row.py)
+        elif row.kind in _table.SEGMENT_KINDS:
             assert patch._MATH[row.py] is getattr(tso, row.py)
         else:
             assert patch._V2[row.py] is getattr(ops, row.py)

@@ -17,8 +17,11 @@ NAMES = ["scatter_nd", "tensor_scatter_nd_update", "tensor_scatter_nd_add",
 V1_ONLY = ["tensor_scatter_update", "tensor_scatter_add", "tensor_scatter_sub"]
 V1_VARIABLE = ["scatter_nd_update", "scatter_nd_add", "scatter_nd_sub"]
 SEGMENTS = ["unsorted_segment_sum", "unsorted_segment_prod", "unsorted_segment_min",
-            "unsorted_segment_max", "unsorted_segment_mean", "unsorted_segment_sqrt_n"]
+            "unsorted_segment_max", "unsorted_segment_mean", "unsorted_segment_sqrt_n",
+            "segment_sum", "segment_prod", "segment_min", "segment_max", "segment_mean"]
 MATH = {"tf.math": tf.math, "tf.compat.v2.math": tf.compat.v2.math}
+SPARSE_SEGMENTS = ["segment_sum", "segment_mean", "segment_sqrt_n"]
+SPARSE = {"tf.sparse": tf.sparse, "tf.compat.v2.sparse": tf.compat.v2.sparse}
 METHODS = ["scatter_nd_update", "scatter_nd_add", "scatter_nd_sub", "scatter_nd_min", "scatter_nd_max"]
 CLASSES = {"tf.Variable": resource_variable_ops.BaseResourceVariable,
            "tf.compat.v1.RefVariable": ref_variable.RefVariable}
@@ -45,9 +48,10 @@ def _op_types(fn, *args):
 
 def _every_patched_name():
     """(namespace or class, name) of everything patch_tensorflow() replaces."""
-    spaces = dict(_namespaces(), **CLASSES, **MATH)
+    spaces = dict(_namespaces(), **CLASSES, **MATH, **SPARSE)
     names = _all_names() + [("tf.compat.v1", n) for n in V1_VARIABLE]
     names += [(m, n) for m in MATH for n in SEGMENTS]
+    names += [(m, n) for m in SPARSE for n in SPARSE_SEGMENTS]
     names += [(c, m) for c in CLASSES for m in METHODS]
     return spaces, names
 
