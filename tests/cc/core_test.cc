@@ -1,7 +1,9 @@
 // Sanitizer driver for the TensorFlow-free CPU core.
 //
 // Includes only the CPU core (cc/kernels/common, cc/kernels/cpu): it builds
-// and checks Linearize + ScatterCpu + GatherCpu against the serial reference
+// and checks Linearize + ScatterCpu + GatherCpu, and SortedSegmentCpu (both
+// orders, gathered or not, gaps, long runs split by columns) against naive
+// per-segment loops, and the scatters against the serial reference
 // the GPU harness uses too (cases.h), bitwise, for every reducer, several element types
 // (wrapping ints, floats with NaN, bool, complex, std::string), duplicates,
 // bad rows (negative, too large, int64 extremes), zero sizes, every init
@@ -31,6 +33,7 @@
 #include "common/reducers.h"
 #include "cpu/gather_cpu.h"
 #include "cpu/scatter_cpu.h"
+#include "cpu/segment_cpu.h"
 #include "cases.h"
 #include "thread_pool.h"
 
@@ -174,6 +177,8 @@ const char* OpName() {
   if constexpr (std::is_same<Op, tso::MulOp>::value) return "mul";
   if constexpr (std::is_same<Op, tso::SegmentMinOp>::value) return "segment_min";
   if constexpr (std::is_same<Op, tso::SegmentMaxOp>::value) return "segment_max";
+  if constexpr (std::is_same<Op, tso::MeanOp>::value) return "mean";
+  if constexpr (std::is_same<Op, tso::SqrtNOp>::value) return "sqrt_n";
   return "max";
 }
 
@@ -682,11 +687,82 @@ void EveryIsa() {
 
 }  // namespace
 
+// The sorted-segment core against a naive loop per segment: runs of random
+// lengths (some long, some segments empty), rows gathered or not, every
+// Parallel; kIndex with each reducer, kGroups8 sums with mean and sqrt_n.
+template <typename Op, tso::Order kOrder>
+void SortedSegmentCase(std::mt19937_64& rng) {
+  const int64_t nsegments = 1 + rng() % 300, slice = 1 + rng() % (rng() % 4 ? 9 : 200);
+  const bool gathered = kOrder == tso::Order::kGroups8 || rng() % 2;
+  tso::Runs runs;
+  std::vector<int64_t> rows;
+  const int64_t data_rows = 1 + rng() % 500;
+  runs.first[0] = gathered ? 0 : rng() % 3;  // rows before the first run are not reduced
+  int64_t row = runs.first[0];
+  for (int64_t seg = 0; seg < nsegments; ++seg) {
+    if (rng() % 4 == 0) continue;  // a gap
+    const int64_t n = 1 + (rng() % 10 == 0 ? rng() % 3000 : rng() % 20);
+    runs.segment.push_back(seg);
+    row += n;
+    runs.first.push_back(row);
+  }
+  const int64_t nrows = row;
+  for (int64_t i = 0; i < nrows; ++i) rows.push_back(static_cast<int64_t>(rng() % data_rows));
+  std::vector<double> data((gathered ? data_rows : nrows) * slice);
+  for (double& v : data) v = static_cast<double>(static_cast<int64_t>(rng() % 2001) - 1000) / 7;
+  const double gap = -3;
+  std::vector<double> want(nsegments * slice, gap), got(nsegments * slice, 99);
+  for (int64_t k = 0; k < runs.count(); ++k) {
+    const int64_t b = runs.first[k], e = runs.first[k + 1], n = e - b;
+    for (int64_t j = 0; j < slice; ++j) {
+      const auto at = [&](int64_t i) { return data[(gathered ? rows[i] : i) * slice + j]; };
+      double acc = at(b);
+      if (kOrder == tso::Order::kIndex) {
+        for (int64_t i = b + 1; i < e; ++i) Op::Apply(acc, at(i));
+      } else {  // the first r rows (r = n mod 8, 8 for 0, 9 for 1), then groups of 8
+        int64_t head = n % 8 == 0 ? 8 : n % 8 == 1 ? 9 : n % 8;
+        head = std::min(head, n);
+        for (int64_t i = b + 1; i < b + head; ++i) acc += at(i);
+        for (int64_t g = b + head; g < e; g += 8) {
+          double group = at(g);
+          for (int64_t i = g + 1; i < g + 8; ++i) group += at(i);
+          acc += group;
+        }
+      }
+      tso::Finalize<Op>(acc, n, kOrder == tso::Order::kGroups8 && n <= 9);
+      want[runs.segment[k] * slice + j] = acc;
+    }
+  }
+  const int threads = 1 + rng() % 4;
+  const tso::Parallel par = threads == 1 ? Serial()
+                            : rng() % 2  ? ThreadParallel(threads, rng())
+                                         : PoolParallel(threads);
+  tso::SortedSegmentCpu<double, Op, kOrder, double, int64_t>(
+      runs, data.data(), gathered ? rows.data() : nullptr, slice, nsegments, gap, got.data(), par);
+  CHECK(std::memcmp(want.data(), got.data(), want.size() * sizeof(double)) == 0,
+        "sorted segment %s order %d: %lld segments x %lld, %d threads, gathered %d", OpName<Op>(),
+        static_cast<int>(kOrder), (long long)nsegments, (long long)slice, threads, gathered);
+}
+
+void SortedSegments(std::mt19937_64& rng) {
+  for (int c = 0; c < 60; ++c) {
+    SortedSegmentCase<tso::AddOp, tso::Order::kIndex>(rng);
+    SortedSegmentCase<tso::MulOp, tso::Order::kIndex>(rng);
+    SortedSegmentCase<tso::SegmentMaxOp, tso::Order::kIndex>(rng);
+    SortedSegmentCase<tso::SegmentMinOp, tso::Order::kIndex>(rng);
+    SortedSegmentCase<tso::MeanOp, tso::Order::kIndex>(rng);
+    SortedSegmentCase<tso::AddOp, tso::Order::kGroups8>(rng);
+    SortedSegmentCase<tso::MeanOp, tso::Order::kGroups8>(rng);
+    SortedSegmentCase<tso::SqrtNOp, tso::Order::kGroups8>(rng);
+  }
+}
+
 int main(int argc, char** argv) {
   const int64_t cases = argc > 1 ? std::atoll(argv[1]) : 3000;
   const uint64_t seed = argc > 2 ? std::strtoull(argv[2], nullptr, 10) : 12345;
   std::mt19937_64 rng(seed);
   FixedCases();
+  SortedSegments(rng);
   EveryIsa();
   const std::vector<tso::Isa> isas = CpuIsas();
   int64_t case_no = 0;
