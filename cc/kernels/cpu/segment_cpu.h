@@ -32,6 +32,8 @@
 
 #include "common/reducers.h"
 #include "cpu/parallel.h"
+#include "cpu/row_copy.h"
+#include "cpu/thresholds.h"
 
 namespace tf_scatter_ops {
 
@@ -53,14 +55,34 @@ inline const T* RowOf(const T* data, const Index* rows, int64_t i, int64_t slice
   return data + (rows == nullptr ? i : static_cast<int64_t>(rows[i])) * slice;
 }
 
+// Gathered rows are random reads: row i asks for row i + kSegmentPrefetchRows
+// (below `limit`, the part's last row) to be on its way.
+template <typename T, typename Index>
+inline void PrefetchAhead(const T* data, const Index* rows, int64_t i, int64_t limit,
+                          int64_t slice, int64_t col, int64_t width) {
+  if (rows != nullptr && i + kSegmentPrefetchRows < limit) {
+    PrefetchRow(RowOf(data, rows, i + kSegmentPrefetchRows, slice) + col,
+                width * static_cast<int64_t>(sizeof(T)));
+  }
+}
+
 // One run in index order: out[0, width) = the reduction of the run's rows'
 // columns [col, col + width).
 template <typename T, typename Op, typename Index>
 void ReduceIndexOrder(const T* data, const Index* rows, int64_t begin, int64_t end,
-                      int64_t slice, int64_t col, int64_t width, T* out) {
+                      int64_t limit, int64_t slice, int64_t col, int64_t width, T* out) {
+  if (width == 1 && rows == nullptr) {  // one column of contiguous rows: a scalar chain
+    const T* p = data + begin * slice + col;
+    T acc = p[0];
+    for (int64_t i = 1; i < end - begin; ++i) Op::Apply(acc, p[i * slice]);
+    out[0] = acc;
+    return;
+  }
+  PrefetchAhead(data, rows, begin, limit, slice, col, width);
   const T* r0 = RowOf(data, rows, begin, slice) + col;
   std::copy(r0, r0 + width, out);
   for (int64_t i = begin + 1; i < end; ++i) {
+    PrefetchAhead(data, rows, i, limit, slice, col, width);
     const T* r = RowOf(data, rows, i, slice) + col;
     for (int64_t j = 0; j < width; ++j) Op::Apply(out[j], r[j]);
   }
@@ -68,22 +90,26 @@ void ReduceIndexOrder(const T* data, const Index* rows, int64_t begin, int64_t e
 
 // One run as sparse_segment_* sums it (the header's kGroups8), into acc.
 template <typename T, typename Index, typename A>
-void ReduceGroups8(const T* data, const Index* rows, int64_t begin, int64_t end,
+void ReduceGroups8(const T* data, const Index* rows, int64_t begin, int64_t end, int64_t limit,
                    int64_t slice, int64_t col, int64_t width, A* acc, A* group) {
   const int64_t n = end - begin;
   int64_t head = n & 7;
   head = head == 0 ? 8 : head == 1 ? 9 : head;
   head = std::min(head, n);
+  PrefetchAhead(data, rows, begin, limit, slice, col, width);
   const T* r0 = RowOf(data, rows, begin, slice) + col;
   for (int64_t j = 0; j < width; ++j) acc[j] = static_cast<A>(r0[j]);
   for (int64_t i = begin + 1; i < begin + head; ++i) {
+    PrefetchAhead(data, rows, i, limit, slice, col, width);
     const T* r = RowOf(data, rows, i, slice) + col;
     for (int64_t j = 0; j < width; ++j) AddOp::Apply(acc[j], static_cast<A>(r[j]));
   }
   for (int64_t g = begin + head; g < end; g += 8) {
+    PrefetchAhead(data, rows, g, limit, slice, col, width);
     const T* g0 = RowOf(data, rows, g, slice) + col;
     for (int64_t j = 0; j < width; ++j) group[j] = static_cast<A>(g0[j]);
     for (int64_t i = g + 1; i < g + 8; ++i) {
+      PrefetchAhead(data, rows, i, limit, slice, col, width);
       const T* r = RowOf(data, rows, i, slice) + col;
       for (int64_t j = 0; j < width; ++j) AddOp::Apply(group[j], static_cast<A>(r[j]));
     }
@@ -105,6 +131,7 @@ void ReduceRuns(const Runs& runs, int64_t r0, int64_t r1, int64_t gap_begin, int
     for (int64_t s = from; s < to; ++s) std::fill_n(out + s * slice + col, width, gap);
   };
   int64_t next = gap_begin;
+  const int64_t limit = runs.first[r1];
   for (int64_t k = r0; k < r1; ++k) {
     const int64_t seg = runs.segment[k];
     fill(next, seg);
@@ -112,11 +139,11 @@ void ReduceRuns(const Runs& runs, int64_t r0, int64_t r1, int64_t gap_begin, int
     const int64_t begin = runs.first[k], end = runs.first[k + 1];
     T* o = out + seg * slice + col;
     if constexpr (kOrder == Order::kIndex) {
-      ReduceIndexOrder<T, Op>(data, rows, begin, end, slice, col, width, o);
+      ReduceIndexOrder<T, Op>(data, rows, begin, end, limit, slice, col, width, o);
       for (int64_t j = 0; j < width; ++j) Finalize<Op>(o[j], end - begin);
     } else {
       A* a = std::is_same<A, T>::value ? reinterpret_cast<A*>(o) : acc.data();
-      ReduceGroups8<T>(data, rows, begin, end, slice, col, width, a, group.data());
+      ReduceGroups8<T>(data, rows, begin, end, limit, slice, col, width, a, group.data());
       const bool reciprocal = end - begin <= 9;  // no group of 8 after the head
       for (int64_t j = 0; j < width; ++j) {
         Finalize<Op>(a[j], end - begin, reciprocal);

@@ -94,6 +94,11 @@ constexpr int64_t kXlaOursFromElements = int64_t{1} << 16;
 constexpr int64_t kXlaOursGatherFromElements = int64_t{1} << 20;
 constexpr int64_t kXlaOursFromSlice = 32;
 
+// sparse_segment_*: how many gathered rows ahead of the one being reduced
+// to prefetch. Not swept; 8 is one bag of 8 ids (benchmark row S5: 37.7 ms
+// without prefetching on the 2-core Xeon, see the issue note for with).
+constexpr int64_t kSegmentPrefetchRows = 8;
+
 }  // namespace tf_scatter_ops
 
 #endif  // TF_SCATTER_OPS_CPU_THRESHOLDS_H_

@@ -39,22 +39,41 @@ template <typename Index>
 Status Sorted(const Tensor& ids, bool ignore, Runs* runs, int64_t* nsegments) {
   const Index* v = IdsOf<Index>(ids);
   const int64_t n = ids.NumElements();
-  *nsegments = n == 0 ? 0 : static_cast<int64_t>(v[n - 1]) + 1;
-  for (int64_t i = 1; i < n; ++i) {
-    if (v[i] < v[i - 1]) {
+  *nsegments = n == 0 ? 0 : std::max<int64_t>(static_cast<int64_t>(v[n - 1]) + 1, 0);
+  // One pass: the runs start where the id changes; a decrease is the error.
+  int64_t i = 0;
+  while (i < n && v[i] < 0) ++i;  // negative ids (an error below unless ignored)
+  if (i > 0) {
+    for (int64_t k = 1; k < i; ++k) {
+      if (v[k] < v[k - 1]) {
+        return absl::InvalidArgumentError(messages::SegmentIdsNotIncreasing(
+            k, static_cast<int64_t>(v[k]), static_cast<int64_t>(v[k - 1])));
+      }
+    }
+  }
+  runs->first[0] = i;
+  if (i < n) {
+    if (i > 0 && v[i] < v[i - 1]) {
       return absl::InvalidArgumentError(messages::SegmentIdsNotIncreasing(
           i, static_cast<int64_t>(v[i]), static_cast<int64_t>(v[i - 1])));
     }
+    runs->segment.push_back(static_cast<int64_t>(v[i]));
+    for (++i; i < n; ++i) {
+      if (v[i] == v[i - 1]) continue;
+      if (v[i] < v[i - 1]) {
+        return absl::InvalidArgumentError(messages::SegmentIdsNotIncreasing(
+            i, static_cast<int64_t>(v[i]), static_cast<int64_t>(v[i - 1])));
+      }
+      runs->first.push_back(i);
+      runs->segment.push_back(static_cast<int64_t>(v[i]));
+    }
   }
+  runs->first.push_back(n);
+  if (runs->segment.empty()) runs->first.erase(runs->first.begin());
   if (n > 0 && v[0] < 0 && !ignore) {
     return absl::InvalidArgumentError(
         messages::NegativeSortedSegmentId(static_cast<int64_t>(v[0]), *nsegments));
   }
-  *nsegments = std::max<int64_t>(*nsegments, 0);
-  for (int64_t i = 0; i < n; ++i) {
-    if (v[i] >= 0) AddRow(runs, i, static_cast<int64_t>(v[i]));
-  }
-  CloseRuns(runs, n);
   return absl::OkStatus();
 }
 
