@@ -240,6 +240,18 @@ def test_sparse_gradients_equal_tensorflows(op, num_segments, rng):
     np.testing.assert_allclose(theoretical[0], numerical[0], rtol=1e-6, atol=1e-6)
 
 
+@pytest.mark.parametrize("index_dtype", INDEX_DTYPES)
+def test_sparse_gradient_with_every_index_dtype(index_dtype, rng):
+    data, indices, ids = sparse_case(rng, tf.float64, rows=20, n=60, segments=30)
+    expected = tf.convert_to_tensor(
+        grads(lambda d: tf.sparse.segment_sqrt_n(d, indices, ids), data)).numpy()
+    narrow = tf.cast(indices, index_dtype), tf.cast(ids, index_dtype)
+    for sparse_gradient in (False, True):
+        got = grads(lambda d: tso.sparse_segment_sqrt_n(d, *narrow, sparse_gradient=sparse_gradient),
+                    data)
+        np.testing.assert_allclose(tf.convert_to_tensor(got).numpy(), expected, rtol=1e-12)
+
+
 def test_second_order():
     data = tf.constant([[1.0, 2.0], [3.0, 4.0]])
     for fn in (lambda d: tso.segment_sum(d * d, [1, 1]),

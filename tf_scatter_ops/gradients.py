@@ -151,17 +151,18 @@ def _sparse_segment_grad(op, grad):
     summed into data's rows at `indices` (an IndexedSlices if the op asked
     for sparse_gradient). Rows the forward op dropped (IGNORE) get none."""
     data, indices, ids, _ = op.inputs
-    rows = tf.shape(data, out_type=indices.dtype)[0]
-    nseg = tf.shape(op.outputs[0], out_type=ids.dtype)[0]
-    valid = (indices >= 0) & (indices < rows) & (ids >= 0) & (ids < nseg)
+    rows = tf.shape(data, out_type=tf.int64)[0]  # (shapes come in int32 or int64 only)
+    nseg = tf.shape(op.outputs[0], out_type=tf.int64)[0]
+    wide_indices, wide_ids = tf.cast(indices, tf.int64), tf.cast(ids, tf.int64)
+    valid = (wide_indices >= 0) & (wide_indices < rows) & (wide_ids >= 0) & (wide_ids < nseg)
     reducer = _table.BY_PY[_table.snake(op.type.split(">")[1])].reducer
     if reducer != "AddOp":
         count = _segment_counts(tf.cast(valid, grad.dtype), ids, nseg, grad, "IGNORE")
         grad = grad / (count if reducer == "MeanOp" else tf.sqrt(count))
     values, _ = _gather_drop_negatives(grad, tf.where(valid, ids, -tf.ones_like(ids)))
     if op.get_attr("sparse_gradient"):
-        safe = tf.where(valid, indices, tf.zeros_like(indices))
-        return [tf.IndexedSlices(values, safe, tf.shape(data, out_type=indices.dtype)),
+        safe = tf.where(valid, wide_indices, tf.zeros_like(wide_indices))
+        return [tf.IndexedSlices(values, safe, tf.shape(data, out_type=tf.int64)),
                 None, None, None]
     return [segments.unsorted_segment_sum(values, indices, rows, bad_indices_policy="IGNORE"),
             None, None, None]
