@@ -104,7 +104,9 @@ def test_python_dtype_lists_equal_the_registered_op_defs():
     for name, op_type in _table.OP_TYPES.items():
         value_attr = "Tparams" if name == "gather_nd" else "T"
         assert allowed(op_type, value_attr) == set(ops.DTYPES[name]), name
-        assert allowed(op_type, "Tindices") == set(ops.INDEX_DTYPES), name
+        index_attrs = ("Tidx", "Tsegmentids") if name.startswith("sparse_segment") else ("Tindices",)
+        for index_attr in index_attrs:
+            assert allowed(op_type, index_attr) == set(ops.INDEX_DTYPES), name
     for name, (tensor_op, resource_op, ref_op) in variables._OPS.items():
         for op_type in (resource_op, ref_op):
             assert allowed(op_type, "T") == set(ops.DTYPES[tensor_op]), op_type
