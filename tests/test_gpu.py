@@ -7,6 +7,7 @@ import pytest
 import tensorflow as tf
 
 import tf_scatter_ops as tso
+from tf_scatter_ops import _table
 from tf_scatter_ops._table import SCATTER_GATHER
 from tf_scatter_ops.ops import DTYPES
 import reference as ref
@@ -115,3 +116,67 @@ def test_gpu_gradients_match_cpu(rng):
 
     for g, c in zip(grads("/GPU:0"), grads("/CPU:0")):
         np.testing.assert_allclose(g, c, rtol=1e-6)
+
+
+# The segment family: every GPU dtype of each row (products and means on the
+# real numbers: complex ones have no GPU kernel, test_gpu_gate.py).
+def _segment_gpu_dtypes(op):
+    complex_ = {tf.complex64, tf.complex128}
+    no_complex = op.endswith(("segment_prod", "segment_mean"))
+    return [d for d in GPU_DTYPES[op] if not (no_complex and d in complex_)]
+
+
+def _segment_args(op, dtype, rng, n=3000, slice_=(5,)):
+    data = tf.constant(ref.random_values(rng, dtype, (n,) + slice_), dtype)
+    if op.startswith("unsorted_segment"):
+        ids = rng.integers(-2, 40, size=n)  # negative ids dropped
+        return (data, tf.constant(ids, tf.int32), 40)
+    ids = np.sort(rng.integers(0, n // 20, size=n))
+    if op.startswith("sparse_segment"):
+        return (data, tf.constant(rng.integers(0, n, size=n), tf.int64), tf.constant(ids, tf.int32))
+    return (data, tf.constant(ids, tf.int64))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("op,dtype", [(r.py, d) for r in _table.OPS
+                                      if r.kind in _table.SEGMENT_KINDS
+                                      for d in _segment_gpu_dtypes(r.py)],
+                         ids=lambda v: getattr(v, "name", v))
+def test_gpu_segments_equal_cpu_bitwise(op, dtype, rng):
+    """Index-order (sorted, unsorted) and TensorFlow's groups of 8 (sparse)
+    on both devices: the same bits, float sums and means included."""
+    args = _segment_args(op, dtype, rng)
+    gpu = on("/GPU:0", getattr(tso, op), *args)
+    cpu = on("/CPU:0", getattr(tso, op), *args)
+    assert gpu.device.endswith("GPU:0"), gpu.device
+    ref.assert_same(gpu, cpu.numpy())
+
+
+@pytest.mark.gpu
+def test_gpu_segment_errors_name_the_first_bad_id():
+    with tf.device("/GPU:0"):
+        with pytest.raises(tf.errors.InvalidArgumentError,
+                           match=r"segment_ids\[2\] = 7 is out of range \[0, 3\)"):
+            tso.unsorted_segment_sum(tf.ones([4, 2]), [-1, 0, 7, 9], 3)
+        with pytest.raises(tf.errors.InvalidArgumentError,
+                           match=r"segment_ids\[2\] = 0 follows segment_ids\[1\] = 1"):
+            tso.segment_sum(tf.ones([3, 2]), [0, 1, 0])
+        with pytest.raises(tf.errors.InvalidArgumentError, match=r"indices\[1\] == 9"):
+            tso.sparse_segment_mean(tf.ones([3, 2]), [0, 9], [0, 0])
+        kept = tso.unsorted_segment_max(tf.constant([1.0, 5.0, 2.0]), [0, 3, 0], 2,
+                                        bad_indices_policy="IGNORE")
+    assert kept.device.endswith("GPU:0")
+    np.testing.assert_array_equal(kept.numpy(), [2.0, np.finfo(np.float32).min])
+
+
+@pytest.mark.gpu
+def test_gpu_segment_sums_are_identical_run_to_run(rng):
+    data = tf.constant(rng.standard_normal((200000, 4)), tf.float32)
+    ids = tf.constant(rng.integers(0, 30, size=200000), tf.int32)
+    with tf.device("/GPU:0"):
+        runs = [tso.unsorted_segment_sum(data, ids, 30).numpy() for _ in range(3)]
+        sorted_runs = [tso.segment_sum(data, tf.sort(ids)).numpy() for _ in range(3)]
+    for r in runs[1:]:
+        ref.assert_same(r, runs[0])
+    for r in sorted_runs[1:]:
+        ref.assert_same(r, sorted_runs[0])

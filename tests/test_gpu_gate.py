@@ -202,9 +202,17 @@ def test_the_library_reports_the_code_its_fatbin_holds():
         assert held == fatbin.default_archs()
 
 
-# The segment family has no GPU kernel yet: its ops run on the CPU.
-GPU_DTYPES = {op: [] if "segment" in op else sorted(d.name for d in ds if d != tf.string)
-              for op, ds in DTYPES.items()}
+# On a GPU every dtype but string, except that the segment products and
+# means take no complex numbers there (segment_kernels.h: they run on the CPU).
+_CPU_ONLY = {tf.string} | {tf.complex64, tf.complex128}
+
+
+def _gpu_dtypes(op, dtypes):
+    left_out = _CPU_ONLY if op.endswith(("segment_prod", "segment_mean")) else {tf.string}
+    return sorted(d.name for d in dtypes if d not in left_out)
+
+
+GPU_DTYPES = {op: _gpu_dtypes(op, ds) for op, ds in DTYPES.items()}
 
 REGISTERED = """
 import json

@@ -386,3 +386,17 @@ def test_the_patch_densifies_indexed_slices_with_our_segment_sum(rng):
     ref.assert_same(got, expected)
     np.testing.assert_allclose(xla.numpy(), expected, rtol=1e-6)
     assert "TfScatter>UnsortedSegmentSum" not in op_types(grad, params.numpy(), rows.numpy())
+
+
+@pytest.mark.parametrize("dtype,rows", [(tf.int8, 256), (tf.uint8, 512), (tf.int16, 65536)])
+def test_integer_segment_mean_whose_count_wraps_to_zero_raises(dtype, rows):
+    """TensorFlow divides by the row count in the data's dtype and crashes
+    where that is 0; ours names the segment. One row fewer still divides as
+    TensorFlow does (the wrapped sum by the wrapped count)."""
+    ids = tf.concat([tf.zeros([3], tf.int32), tf.ones([rows], tf.int32)], 0)
+    with pytest.raises(tf.errors.InvalidArgumentError,
+                       match=rf"segment 1 has {rows} rows, which is 0 as {dtype.name}"):
+        tso.segment_mean(tf.ones([rows + 3], dtype), ids)
+    got = tso.segment_mean(tf.ones([rows + 2], dtype), ids[:-1])
+    np.testing.assert_array_equal(got.numpy(), tf.math.segment_mean(tf.ones([rows + 2], dtype),
+                                                                     ids[:-1]).numpy())

@@ -167,6 +167,14 @@ inline std::string SparseIndexOutOfRange(int64_t i, int64_t index, int64_t rows)
   return absl::StrCat("Bad: indices[", i, "] == ", index, " out of range [0, ", rows, ")");
 }
 
+// Ours: segment_mean on integers divides by the row count in the data's
+// dtype, as TensorFlow's; where that count is 0 TensorFlow's kernel crashes.
+inline std::string SegmentCountWraps(int64_t segment, int64_t rows, const std::string& dtype) {
+  return absl::StrCat("segment_mean: segment ", segment, " has ", rows, " rows, which is 0 as ",
+                      dtype, " (the mean divides by the row count in the data's dtype, as "
+                      "TensorFlow's); cast the data to a wider dtype");
+}
+
 inline std::string NegativeNumSegments(int64_t num_segments) {
   return absl::StrCat("Input num_segments == ", num_segments, " must not be negative.");
 }

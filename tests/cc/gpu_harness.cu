@@ -10,6 +10,9 @@
 //    bad coordinates the CPU core's driver uses too (cases.h).
 // 2. Determinism: large cases with many duplicates and a hot destination,
 //    run three times, bitwise equal to each other and to the reference.
+//    The segment reductions likewise: the sorted core (segment_*, sparse_segment_*
+//    in TensorFlow's order) against a serial reference of common/segment_order.h,
+//    and the scatter core with negative ids dropped (unsorted_segment_*).
 // 3. Scale, streams and 64 bits: 10M rows with 5% bad rows (IGNORE) and
 //    with bad rows far apart (ERROR: the first reported, nothing written),
 //    gathers from empty params and of empty slices, calls on a non-blocking
@@ -36,6 +39,8 @@
 
 #include "cases.h"
 #include "cuda/scatter_gpu.h"
+#include "cuda/segment_elements.h"
+#include "cuda/segment_gpu.h"
 
 using namespace tf_scatter_ops;  // NOLINT
 namespace g = tf_scatter_ops::gpu;
@@ -766,6 +771,180 @@ void ScaleCases() {
   Group("64-bit paths", [&] { PastThirtyTwoBits(); });
 }
 
+// ---- segments -----------------------------------------------------------
+
+// The sorted segment core's serial reference: each segment's rows in the
+// order of common/segment_order.h, then Finalize.
+template <typename T, typename Op, Order kOrder>
+Vec<T> SegmentReference(const std::vector<int64_t>& offsets, const std::vector<int64_t>& rows,
+                        const Vec<T>& data, int64_t slice, T gap) {
+  using A = typename std::conditional<kOrder == Order::kGroups8, g::Groups8Accumulator<T>,
+                                      T>::type;
+  const int64_t nsegments = static_cast<int64_t>(offsets.size()) - 1;
+  Vec<T> out(nsegments * slice, gap);
+  for (int64_t s = 0; s < nsegments; ++s) {
+    const int64_t b = offsets[s], e = offsets[s + 1], n = e - b;
+    for (int64_t j = 0; j < slice && n > 0; ++j) {
+      const auto at = [&](int64_t i) { return data[(rows.empty() ? i : rows[i]) * slice + j]; };
+      if constexpr (kOrder == Order::kIndex) {
+        T acc = at(b);
+        for (int64_t i = b + 1; i < e; ++i) Op::Apply(acc, at(i));
+        g::FinalizeElement<Op>(acc, n, false);
+        out[s * slice + j] = acc;
+      } else {
+        A acc = g::Widen<A>(at(b));
+        const int64_t head = b + Groups8Head(n);
+        for (int64_t i = b + 1; i < head; ++i) AddOp::Apply(acc, g::Widen<A>(at(i)));
+        for (int64_t i = head; i < e; i += 8) {
+          A group = g::Widen<A>(at(i));
+          for (int64_t k = i + 1; k < i + 8; ++k) AddOp::Apply(group, g::Widen<A>(at(k)));
+          AddOp::Apply(acc, group);
+        }
+        g::FinalizeElement<Op>(acc, n, n <= kGroups8ReciprocalRows);
+        out[s * slice + j] = g::Narrow<T>(acc);
+      }
+    }
+  }
+  return out;
+}
+
+// segment_* (kIndex: rows are positions, after a dropped prefix) or
+// sparse_segment_* (kGroups8: gathered rows) on random CSR segments: gaps,
+// short runs, and runs past the head and the reciprocal rule.
+template <typename T, typename Op, Order kOrder>
+void SortedSegmentCase(const char* op, const char* type, Arena* arena) {
+  using A = typename std::conditional<kOrder == Order::kGroups8, g::Groups8Accumulator<T>,
+                                      T>::type;
+  const bool sparse = kOrder == Order::kGroups8;
+  const int64_t nsegments = Uniform(0, 12) == 0 ? 0 : Uniform(1, 30);
+  const int64_t slice = Uniform(0, 12) == 0 ? 0 : Uniform(1, 5);
+  std::vector<int64_t> offsets(nsegments + 1);
+  offsets[0] = sparse ? 0 : Uniform(0, 3);
+  for (int64_t s = 0; s < nsegments; ++s) {
+    const int64_t r = Uniform(0, 9);
+    offsets[s + 1] = offsets[s] + (r < 2 ? 0 : r < 4 ? Uniform(10, 40) : Uniform(1, 9));
+  }
+  const int64_t positions = offsets[nsegments];
+  const int64_t data_rows = sparse ? Uniform(1, 50) : positions;
+  std::vector<int64_t> rows;
+  for (int64_t i = 0; sparse && i < positions; ++i) rows.push_back(Uniform(0, data_rows - 1));
+  Vec<T> data(data_rows * slice);
+  for (auto& v : data) v = Random<T>();
+  const T gap = Random<T>();
+  const Vec<T> expect = SegmentReference<T, Op, kOrder>(offsets, rows, data, slice, gap);
+  Dev<T> d_data(data), d_out(expect.size());
+  g::SegmentCall call;
+  call.nsegments = nsegments;
+  call.slice = slice;
+  call.offsets = offsets.data();
+  call.rows = sparse ? rows.data() : nullptr;
+  call.scratch = arena;
+  arena->Reset();
+  char desc[160];
+  std::snprintf(desc, sizeof(desc), "%s<%s> segments=%lld slice=%lld positions=%lld", op, type,
+                (long long)nsegments, (long long)slice, (long long)positions);
+  const char* err = g::SortedSegment<T, Op, kOrder, A>(call, d_data.p, gap, d_out.p);
+  CK(cudaDeviceSynchronize());
+  ++cases_run;
+  if (err) return Fail(std::string(desc) + ": " + err);
+  if (!SameBits(d_out.Get(), expect)) Fail(std::string(desc) + ": differs from the reference");
+}
+
+// unsorted_segment_*: the scatter core on depth-1 ids with negative ids
+// dropped (never reported) and ids >= num_segments reported unless IGNORE;
+// the output filled first (the glue's identity; here a random value).
+template <typename T, typename Op>
+void UnsortedSegmentCase(const char* op, const char* type, Arena* arena) {
+  const bool ignore = Uniform(0, 1) == 1;
+  Problem p;
+  p.index_type = static_cast<g::IndexType>(Uniform(0, 2));
+  p.depth = 1;
+  p.nslots = Uniform(0, 12) == 0 ? 0 : Uniform(1, 20);
+  p.dims = {p.nslots};
+  p.slice = Uniform(0, 12) == 0 ? 0 : Uniform(1, 5);
+  p.n = Uniform(0, 60);
+  int64_t first_too_large = -1;
+  for (int64_t i = 0; i < p.n; ++i) {
+    const int64_t r = Uniform(0, 30);
+    const int64_t id = r == 0 ? -Uniform(1, 5) : r == 1 ? p.nslots + Uniform(0, 5)
+                                                        : (p.nslots ? Uniform(0, p.nslots - 1) : -1);
+    p.coords.push_back(id);
+    p.slots.push_back(id >= 0 && id < p.nslots ? id : -1);
+    if (id >= p.nslots && first_too_large < 0) first_too_large = i;
+  }
+  p.first_bad = first_too_large;
+  // The sum starts at zeros (Init::kZero, as the glue's); the others filled.
+  constexpr bool kZero = std::is_same<Op, AddOp>::value;
+  const T fill = kZero ? T{} : Random<T>();
+  Vec<T> upd(p.n * p.slice);
+  for (auto& v : upd) v = Random<T>();
+  Vec<T> expect(p.nslots * p.slice, fill);
+  const bool fails = !ignore && p.first_bad >= 0;
+  if (!fails) tfso_test::ReferenceScatter<Op>(p.slots, p.slice, upd.data(), expect.data());
+  DevIndices idx(p);
+  Dev<T> d_upd(upd), d_out(expect.size());
+  std::vector<int64_t> coords;
+  g::Call c = MakeCall(p, idx, ignore, arena, &coords);
+  c.drop_negative = true;
+  arena->Reset();
+  const std::string desc = Describe(op, type, p, ignore);
+  const char* err = nullptr;
+  if constexpr (kZero) {
+    d_out.Put(Vec<T>(expect.size(), T{1}));  // not zeros before: kZero must write them
+  } else {
+    err = g::Fill<T>(nullptr, d_out.p, static_cast<int64_t>(expect.size()), fill);
+  }
+  if (!err) err = g::Scatter<T, Op>(c, d_upd.p, nullptr, kZero ? Init::kZero : Init::kInPlace, d_out.p);
+  CK(cudaDeviceSynchronize());
+  ++cases_run;
+  if (err) return Fail(desc + ": " + err);
+  if (!ignore && !CheckBadRow("segment", c, p, coords, desc)) return;
+  if (fails) {
+    if (!kZero && !SameBits(d_out.Get(), Vec<T>(expect.size(), fill))) {
+      Fail(desc + ": output changed although the call failed");
+    }
+    return;
+  }
+  if (!SameBits(d_out.Get(), expect)) Fail(desc + ": result differs from the serial reference");
+}
+
+template <typename T, typename Op, Order kOrder>
+void SortedSegmentType(const char* op, const char* type, Arena* arena) {
+  for (int r = 0; r < repeats; ++r) SortedSegmentCase<T, Op, kOrder>(op, type, arena);
+}
+template <typename T, typename Op>
+void UnsortedSegmentType(const char* op, const char* type, Arena* arena) {
+  for (int r = 0; r < repeats; ++r) UnsortedSegmentCase<T, Op>(op, type, arena);
+}
+
+// Every segment op and dtype the glue registers on a GPU (segment_kernels.h).
+void SegmentCases(Arena* arena) {
+#define SUM(unused, name)                                                              \
+  SortedSegmentType<g::dtype_##name, AddOp, Order::kIndex>("segment_sum", #name, arena); \
+  UnsortedSegmentType<g::dtype_##name, AddOp>("unsorted_segment_sum", #name, arena);
+  TFSO_ADD_DTYPES(SUM, )
+#undef SUM
+#define REAL(unused, name)                                                                   \
+  SortedSegmentType<g::dtype_##name, MulOp, Order::kIndex>("segment_prod", #name, arena);     \
+  SortedSegmentType<g::dtype_##name, MeanOp, Order::kIndex>("segment_mean", #name, arena);    \
+  SortedSegmentType<g::dtype_##name, SegmentMinOp, Order::kIndex>("segment_min", #name, arena); \
+  SortedSegmentType<g::dtype_##name, SegmentMaxOp, Order::kIndex>("segment_max", #name, arena); \
+  SortedSegmentType<g::dtype_##name, AddOp, Order::kGroups8>("sparse_segment_sum", #name,     \
+                                                             arena);                          \
+  UnsortedSegmentType<g::dtype_##name, MulOp>("unsorted_segment_prod", #name, arena);         \
+  UnsortedSegmentType<g::dtype_##name, SegmentMinOp>("unsorted_segment_min", #name, arena);   \
+  UnsortedSegmentType<g::dtype_##name, SegmentMaxOp>("unsorted_segment_max", #name, arena);
+  TFSO_MINMAX_DTYPES(REAL, )
+#undef REAL
+#define SCALED(unused, name)                                                                 \
+  SortedSegmentType<g::dtype_##name, MeanOp, Order::kGroups8>("sparse_segment_mean", #name,   \
+                                                              arena);                         \
+  SortedSegmentType<g::dtype_##name, SqrtNOp, Order::kGroups8>("sparse_segment_sqrt_n", #name, \
+                                                               arena);
+  TFSO_FLOAT_DTYPES(SCALED, )
+#undef SCALED
+}
+
 // ---- timing -------------------------------------------------------------
 
 double MedianMs(std::vector<float> v) {
@@ -1008,6 +1187,7 @@ int main(int argc, char** argv) {
   DeterminismCase<int64_t, MaxOp>("max", "int64", 500, 2, big, false, &arena);
   std::printf("correctness: %lld random cases, %lld determinism runs, %d failures\n",
               (long long)random_cases, (long long)(cases_run - random_cases), failures);
+  Group("segments (sorted, sparse, unsorted)", [&] { SegmentCases(&arena); });
   ScaleCases();
 
   RunTimings(dump, quick);

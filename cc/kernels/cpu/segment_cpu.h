@@ -9,19 +9,11 @@
 // for sparse_segment_* (the gather fused into the reduction: no gathered
 // copy). Output rows that no run names (gaps) hold `gap`.
 //
-// The order of each reduction is fixed, so the result is the same for any
-// split and thread count:
-//   Order::kIndex    out = row0, then Op::Apply(out, row_i) for i = 1, 2, ...
-//                    in T (segment_*; the order of TensorFlow's unsorted
-//                    kernels);
-//   Order::kGroups8  sums in TensorFlow's sparse_segment_* order: the first
-//                    r rows in index order (r = n mod 8, 8 for 0, 9 for 1),
-//                    then each next 8 summed in index order and added;
-//                    the glue's accumulator type A (float for 16-bit
-//                    floats, as TensorFlow's); a mean or sqrt_n of at most
-//                    9 rows scales by the reciprocal, as TensorFlow's.
-// Then Finalize<Op> (common/reducers.h): the mean's and sqrt_n's division by
-// the run's row count.
+// The order of each reduction is fixed (common/segment_order.h, shared with
+// the CUDA core), so the result is the same for any split and thread count;
+// the glue picks kGroups8's accumulator type A. Then Finalize<Op>
+// (common/reducers.h): the mean's and sqrt_n's division by the run's row
+// count.
 #ifndef TF_SCATTER_OPS_CC_KERNELS_CPU_SEGMENT_CPU_H_
 #define TF_SCATTER_OPS_CC_KERNELS_CPU_SEGMENT_CPU_H_
 
@@ -31,6 +23,7 @@
 #include <vector>
 
 #include "common/reducers.h"
+#include "common/segment_order.h"
 #include "cpu/parallel.h"
 #include "cpu/row_copy.h"
 #include "cpu/thresholds.h"
@@ -45,8 +38,6 @@ struct Runs {
   std::vector<int64_t> segment;
   int64_t count() const { return static_cast<int64_t>(segment.size()); }
 };
-
-enum class Order { kIndex, kGroups8 };
 
 namespace segment_detail {
 
@@ -88,14 +79,11 @@ void ReduceIndexOrder(const T* data, const Index* rows, int64_t begin, int64_t e
   }
 }
 
-// One run as sparse_segment_* sums it (the header's kGroups8), into acc.
+// One run as sparse_segment_* sums it (Order::kGroups8), into acc.
 template <typename T, typename Index, typename A>
 void ReduceGroups8(const T* data, const Index* rows, int64_t begin, int64_t end, int64_t limit,
                    int64_t slice, int64_t col, int64_t width, A* acc, A* group) {
-  const int64_t n = end - begin;
-  int64_t head = n & 7;
-  head = head == 0 ? 8 : head == 1 ? 9 : head;
-  head = std::min(head, n);
+  const int64_t head = Groups8Head(end - begin);
   PrefetchAhead(data, rows, begin, limit, slice, col, width);
   const T* r0 = RowOf(data, rows, begin, slice) + col;
   for (int64_t j = 0; j < width; ++j) acc[j] = static_cast<A>(r0[j]);
@@ -144,7 +132,7 @@ void ReduceRuns(const Runs& runs, int64_t r0, int64_t r1, int64_t gap_begin, int
     } else {
       A* a = std::is_same<A, T>::value ? reinterpret_cast<A*>(o) : acc.data();
       ReduceGroups8<T>(data, rows, begin, end, limit, slice, col, width, a, group.data());
-      const bool reciprocal = end - begin <= 9;  // no group of 8 after the head
+      const bool reciprocal = end - begin <= kGroups8ReciprocalRows;
       for (int64_t j = 0; j < width; ++j) {
         Finalize<Op>(a[j], end - begin, reciprocal);
         o[j] = static_cast<T>(a[j]);

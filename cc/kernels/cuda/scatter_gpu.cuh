@@ -66,13 +66,20 @@ const char* InitOutput(const Call& call, const T* init, Init mode, T* out) {
   return e == cudaSuccess ? nullptr : cudaGetErrorString(e);
 }
 
-// 4- and 8-byte integer add/sub/min/max: exact, so integer atomics give the
-// serial result whatever the order, without sorting.
+// 4- and 8-byte integer add/sub/min/max (the segment min/max are the same
+// on integers): exact, so integer atomics give the serial result whatever
+// the order, without sorting. (Products have no atomic: sorted.)
+template <typename Op>
+constexpr bool kIsMin = std::is_same<Op, MinOp>::value || std::is_same<Op, SegmentMinOp>::value;
+template <typename Op>
+constexpr bool kIsMax = std::is_same<Op, MaxOp>::value || std::is_same<Op, SegmentMaxOp>::value;
 template <typename T, typename Op>
 struct UsesAtomics {
   static constexpr bool value =
       std::is_integral<T>::value && !std::is_same<T, bool>::value &&
-      (sizeof(T) == 4 || sizeof(T) == 8) && !std::is_same<Op, AssignOp>::value;
+      (sizeof(T) == 4 || sizeof(T) == 8) &&
+      (std::is_same<Op, AddOp>::value || std::is_same<Op, SubOp>::value || kIsMin<Op> ||
+       kIsMax<Op>);
 };
 
 template <typename T>
@@ -93,10 +100,10 @@ __device__ __forceinline__ void AtomicApply(T* dst, T v) {
     atomicAdd(reinterpret_cast<U*>(dst), static_cast<U>(v));  // wraps
   } else if constexpr (std::is_same<Op, SubOp>::value) {
     atomicAdd(reinterpret_cast<U*>(dst), U(0) - static_cast<U>(v));
-  } else if constexpr (std::is_same<Op, MinOp>::value) {
+  } else if constexpr (kIsMin<Op>) {
     atomicMin(reinterpret_cast<W*>(dst), static_cast<W>(v));
   } else {
-    static_assert(std::is_same<Op, MaxOp>::value, "unknown reduction");
+    static_assert(kIsMax<Op>, "unknown reduction");
     atomicMax(reinterpret_cast<W*>(dst), static_cast<W>(v));
   }
 }

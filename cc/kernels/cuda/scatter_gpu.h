@@ -39,6 +39,9 @@ struct Call {
   IndexType index_type = IndexType::kInt32;
   const int64_t* dims = nullptr;  // host, the `depth` outer dims of the target
   bool ignore = false;      // IGNORE: drop bad rows; else report the first
+  // Rows with a negative coordinate are dropped and never reported, whatever
+  // `ignore` says (the unsorted segment reductions' negative ids).
+  bool drop_negative = false;
   void* stream = nullptr;   // cudaStream_t
   Scratch* scratch = nullptr;
   // Out: with !ignore, the first bad row (or -1) and, in `bad_coords` (host,

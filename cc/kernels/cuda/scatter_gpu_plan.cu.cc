@@ -29,25 +29,28 @@ struct Dims {
 template <typename Index, typename Key>
 __global__ void LinearizeKernel(const Index* indices, int64_t n, int depth,
                                 Dims inline_dims, const int64_t* deep_dims,
-                                Key bad_key, Key* keys, Key* rows,
-                                unsigned long long* first_bad) {
+                                Key bad_key, bool drop_negative, Key* keys,
+                                Key* rows, unsigned long long* first_bad) {
   const int64_t* dim = deep_dims ? deep_dims : inline_dims.dim;
   const int64_t* stride = deep_dims ? deep_dims + depth : inline_dims.stride;
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
        i += int64_t{gridDim.x} * blockDim.x) {
     const Index* row = indices + i * depth;
     uint64_t slot = 0;
-    bool ok = true;
+    bool ok = true, negative = false;
     for (int d = 0; d < depth; ++d) {
       const int64_t v = static_cast<int64_t>(row[d]);
       ok &= static_cast<uint64_t>(v) < static_cast<uint64_t>(dim[d]);
+      negative |= v < 0;
       slot += static_cast<uint64_t>(v) * static_cast<uint64_t>(stride[d]);
     }
     keys[i] = ok ? static_cast<Key>(slot) : bad_key;
     if (rows) rows[i] = static_cast<Key>(i);
     // Only the ERROR policy reads the first bad row: IGNORE (often used
     // with -1 padding) does not pay for atomics on one address.
-    if (!ok && first_bad) atomicMin(first_bad, static_cast<unsigned long long>(i));
+    if (!ok && first_bad && !(drop_negative && negative)) {
+      atomicMin(first_bad, static_cast<unsigned long long>(i));
+    }
   }
 }
 
@@ -179,7 +182,7 @@ const char* MakePlanTyped(Call& call, bool sort, Plan* plan) {
   Key* rows = sort ? reinterpret_cast<Key*>(take(key_bytes)) : nullptr;
   LinearizeKernel<Index, Key><<<GridFor(n), kThreads, 0, stream>>>(
       static_cast<const Index*>(call.indices), n, call.form.depth, dims, deep_dims,
-      bad_key, keys, rows, call.ignore ? nullptr : first_bad);
+      bad_key, call.drop_negative, keys, rows, call.ignore ? nullptr : first_bad);
   if (const char* e = LastError()) return e;
   if (!call.ignore) {
     if (const char* e = ReadBadRow<Index>(call, first_bad)) return e;

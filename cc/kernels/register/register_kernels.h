@@ -16,6 +16,7 @@
 #define EIGEN_USE_THREADS
 #endif
 
+#include <initializer_list>
 #include <string>
 #include <type_traits>
 
@@ -49,16 +50,51 @@ template <typename K>
 }
 
 // Registers the OpKernel K for TfScatter>`op` on `device` for T (its type
-// attr `attr`), with the input `host` in host memory if given.
+// attr `attr`), with the inputs `host` in host memory.
 template <typename K, typename T>
 void Register(const char* device, const std::string& op, const char* attr,
-              const char* host = nullptr) {
+              std::initializer_list<const char*> host = {}) {
   const std::string name = "TfScatter>" + op;
   ::tensorflow::register_kernel::Name builder(name.c_str());
   builder.Device(device).TypeConstraint<T>(attr);
-  if (host != nullptr) builder.HostMemory(host);
+  for (const char* input : host) builder.HostMemory(input);
   ::tensorflow::kernel_factory::OpKernelRegistrar(builder.Build(), name + " " + device,
                                                   &Make<K>);
+}
+
+// The segment kernels' cores per backend (segment_kernels.h), and whether
+// the core S runs T with Op.
+struct SegmentsOf {
+  template <typename S, typename T, typename Op>
+  static constexpr bool Runs() {
+#if TFSO_WITH_CUDA
+    if constexpr (std::is_same<S, GpuSegments>::value) return kOnGpu<T, Op>;
+#endif
+    return true;
+  }
+};
+template <typename Backend> struct Segments { using type = CpuSegments; };
+#if TFSO_WITH_CUDA
+template <> struct Segments<GpuBackend> { using type = GpuSegments; };
+#endif
+
+// A segment row's kernel on one backend. On a GPU the ids that are read on
+// the host (sorted and sparse ids, num_segments) are in host memory; the
+// GPU's complex products and means are left to the CPU kernel (kOnGpu).
+template <typename Row, typename S, typename T, typename Op>
+void RegisterSegment(const char* device, bool gpu) {
+  using H = std::initializer_list<const char*>;
+  const std::string op = Row::kOp;
+  if constexpr (!SegmentsOf::Runs<S, T, Op>()) {
+    return;
+  } else if constexpr (Row::kKind == Kind::kUnsortedSegment) {
+    Register<UnsortedSegmentOp<S, T, Op>, T>(device, op, "T", gpu ? H{"num_segments"} : H{});
+  } else if constexpr (Row::kKind == Kind::kSortedSegment) {
+    Register<SortedSegmentOp<S, T, Op>, T>(device, op, "T", gpu ? H{"segment_ids"} : H{});
+  } else {
+    Register<SparseSegmentOp<S, T, Op>, T>(
+        device, op, "T", gpu ? H{"indices", "segment_ids", "num_segments"} : H{});
+  }
 }
 
 // The kernels of one value type T on one backend.
@@ -66,29 +102,20 @@ template <typename Row, typename Backend, typename T>
 void RegisterOn(const char* device, bool gpu) {
   using Op = typename Row::Reducer;
   const std::string op = Row::kOp, variable = Row::kVariable;
+  using H = std::initializer_list<const char*>;  // host-memory inputs on a GPU
   if constexpr (Row::kKind == Kind::kScatterNd) {
-    Register<ScatterNdOp<Backend, T>, T>(device, op, "T", gpu ? "shape" : nullptr);
+    Register<ScatterNdOp<Backend, T>, T>(device, op, "T", gpu ? H{"shape"} : H{});
   } else if constexpr (Row::kKind == Kind::kTensorScatter) {
     Register<TensorScatterOp<Backend, T, Op>, T>(device, op, "T");
     Register<ResourceScatterOp<Backend, T, Op>, T>(device, "Resource" + variable, "T",
-                                                   gpu ? "ref" : nullptr);
+                                                   gpu ? H{"ref"} : H{});
     Register<RefScatterOp<Backend, T, Op>, T>(device, variable, "T");
-  } else if constexpr (Row::kKind == Kind::kUnsortedSegment) {
-    if constexpr (std::is_same<Backend, CpuBackend>::value) {  // no GPU kernel yet
-      Register<UnsortedSegmentOp<T, Op>, T>(device, op, "T");
-    }
-  } else if constexpr (Row::kKind == Kind::kSortedSegment) {
-    if constexpr (std::is_same<Backend, CpuBackend>::value) {
-      Register<SortedSegmentOp<T, Op>, T>(device, op, "T");
-    }
-  } else if constexpr (Row::kKind == Kind::kSparseSegment) {
-    if constexpr (std::is_same<Backend, CpuBackend>::value) {
-      Register<SparseSegmentOp<T, Op>, T>(device, op, "T");
-    }
-  } else {
+  } else if constexpr (Row::kKind == Kind::kGatherNd) {
     Register<GatherNdOp<Backend, T>, T>(device, op, "Tparams");
     Register<ResourceGatherNdOp<Backend, T>, T>(device, variable, "dtype",
-                                               gpu ? "resource" : nullptr);
+                                               gpu ? H{"resource"} : H{});
+  } else {
+    RegisterSegment<Row, typename Segments<Backend>::type, T, Op>(device, gpu);
   }
 }
 

@@ -160,4 +160,28 @@ Status FirstSegmentIdOutOfRange(const Tensor& ids, int64_t from, int64_t num_seg
   }
 }
 
+#if TFSO_WITH_CUDA
+std::vector<int64_t> SegmentOffsets(const Runs& runs, int64_t nsegments) {
+  std::vector<int64_t> offsets(nsegments + 1);
+  int64_t s = 0;
+  for (int64_t k = 0; k < runs.count(); ++k) {
+    while (s <= runs.segment[k]) offsets[s++] = runs.first[k];  // gaps end where run k starts
+  }
+  while (s <= nsegments) offsets[s++] = runs.first.back();
+  return offsets;
+}
+
+Status GpuSegmentStatus(const GpuCallState& s, const char* error, const TensorShape& ids) {
+  if (!s.scratch.status().ok()) return s.scratch.status();  // out of memory
+  if (error != nullptr) {
+    return absl::InternalError(absl::StrCat("tf_scatter_ops GPU kernel: ", error));
+  }
+  if (s.call.bad_row >= 0) {  // negative ids are dropped, never reported
+    return absl::InvalidArgumentError(messages::SegmentIdOutOfRange(
+        PositionOf(ids, ids.dims(), s.call.bad_row), s.bad_coords[0], s.call.form.nslots));
+  }
+  return absl::OkStatus();
+}
+#endif  // TFSO_WITH_CUDA
+
 }  // namespace tf_scatter_ops

@@ -29,6 +29,9 @@
 #include "cpu/segment_cpu.h"
 #include "ops/shape_checks.h"
 #include "tf/scatter_kernels.h"
+#if TFSO_WITH_CUDA
+#include "cuda/segment_gpu.h"
+#endif
 #include "tensorflow/core/framework/numeric_types.h"
 #include "tensorflow/core/framework/op_kernel.h"
 #include "tensorflow/core/framework/tensor_shape.h"
@@ -69,8 +72,14 @@ Status CpuSegment(const Tensor& ids, const ScatterForm& f, const TensorShape& ta
   return FirstSegmentIdOutOfRange(ids, bad, f.nslots);
 }
 
-// unsorted_segment_{sum,prod,min,max}: inputs data, segment_ids, num_segments.
-template <typename T, typename Op>
+// num_segments' value (int32 or int64 scalar, checked by the caller).
+inline int64_t ScalarInt64(const Tensor& t) {
+  return t.dtype() == ::tensorflow::DT_INT32 ? t.scalar<int32_t>()() : t.scalar<int64_t>()();
+}
+
+// unsorted_segment_{sum,prod,min,max}: inputs data, segment_ids, num_segments
+// (on a GPU in host memory), on the backend's core (CpuSegments, GpuSegments).
+template <typename Backend, typename T, typename Op>
 class UnsortedSegmentOp : public PolicyKernel {
  public:
   using PolicyKernel::PolicyKernel;
@@ -83,9 +92,7 @@ class UnsortedSegmentOp : public PolicyKernel {
                 absl::InvalidArgumentError(absl::StrCat(
                     "num_segments should be a scalar, not shape ",
                     num_segments.shape().DebugString())));
-    const int64_t num = num_segments.dtype() == ::tensorflow::DT_INT32
-                            ? num_segments.scalar<int32_t>()()
-                            : num_segments.scalar<int64_t>()();
+    const int64_t num = ScalarInt64(num_segments);
     OP_REQUIRES(c, num >= 0, absl::InvalidArgumentError(messages::NegativeNumSegments(num)));
     OP_REQUIRES(c, ::tensorflow::TensorShapeUtils::StartsWith(data.shape(), ids.shape()),
                 absl::InvalidArgumentError(messages::SegmentIdsNotPrefix(
@@ -98,16 +105,8 @@ class UnsortedSegmentOp : public PolicyKernel {
     }
     Tensor* out = nullptr;
     OP_REQUIRES_OK(c, c->allocate_output(0, shape, &out));
-    T* o = out->flat<T>().data();
-    Init mode = Init::kZero;
-    if constexpr (!std::is_same<Op, AddOp>::value) {
-      std::fill(o, o + out->NumElements(), SegmentIdentity<T, Op>());
-      mode = Init::kInPlace;
-    }
     const ScatterForm f{ids.NumElements(), 1, num, slice};
-    TfScratch scratch(c);
-    OP_REQUIRES_OK(c, CpuSegment<T, Op>(ids, f, shape, ignore_, data.flat<T>().data(), mode,
-                                        o, CpuParallel(c), scratch));
+    OP_REQUIRES_OK(c, Backend::template Unsorted<T, Op>(c, ids, f, shape, ignore_, data, out));
   }
 };
 
@@ -136,9 +135,23 @@ inline TensorShape RowsOf(const TensorShape& data, int64_t rows, int64_t* slice)
   return shape;
 }
 
-// segment_{sum,prod,min,max,mean}: inputs data, segment_ids (sorted, 1-D);
-// gaps 0 (1 for prod), as TensorFlow's.
-template <typename T, typename Op>
+// segment_mean on integers: every run's row count as T must not be 0 (it is
+// the divisor, as in TensorFlow's kernel, which crashes there).
+template <typename T>
+Status CountsFit(const Runs& runs) {
+  for (int64_t k = 0; k < runs.count(); ++k) {
+    const int64_t rows = runs.first[k + 1] - runs.first[k];
+    if (static_cast<T>(rows) == T(0)) {
+      return absl::InvalidArgumentError(messages::SegmentCountWraps(
+          runs.segment[k], rows, ::tensorflow::DataTypeString(::tensorflow::DataTypeToEnum<T>::v())));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// segment_{sum,prod,min,max,mean}: inputs data, segment_ids (sorted, 1-D;
+// on a GPU in host memory); gaps 0 (1 for prod), as TensorFlow's.
+template <typename Backend, typename T, typename Op>
 class SortedSegmentOp : public PolicyKernel {
  public:
   using PolicyKernel::PolicyKernel;
@@ -156,18 +169,21 @@ class SortedSegmentOp : public PolicyKernel {
     Runs runs;
     int64_t nsegments = 0, slice = 1;
     OP_REQUIRES_OK(c, SortedRuns(ids, ignore_, &runs, &nsegments));
+    if constexpr (std::is_same<Op, MeanOp>::value && std::is_integral<T>::value) {
+      OP_REQUIRES_OK(c, CountsFit<T>(runs));
+    }
     Tensor* out = nullptr;
     OP_REQUIRES_OK(c, c->allocate_output(0, RowsOf(data.shape(), nsegments, &slice), &out));
     const T gap = std::is_same<Op, MulOp>::value ? T(1) : T(0);
-    SortedSegmentCpu<T, Op, Order::kIndex, T, int64_t>(runs, data.flat<T>().data(), nullptr,
-                                                       slice, nsegments, gap,
-                                                       out->flat<T>().data(), CpuParallel(c));
+    OP_REQUIRES_OK(c, (Backend::template Sorted<T, Op, Order::kIndex, T>(
+                          c, runs, data, nullptr, slice, nsegments, gap, out)));
   }
 };
 
 // sparse_segment_{sum,mean,sqrt_n}: inputs data, indices, segment_ids
-// (sorted), num_segments (< 0: the last id + 1); gaps 0.
-template <typename T, typename Op>
+// (sorted), num_segments (< 0: the last id + 1; on a GPU the last three in
+// host memory); gaps 0.
+template <typename Backend, typename T, typename Op>
 class SparseSegmentOp : public PolicyKernel {
  public:
   using PolicyKernel::PolicyKernel;
@@ -189,21 +205,108 @@ class SparseSegmentOp : public PolicyKernel {
                     num_segments.shape().DebugString())));
     OP_REQUIRES(c, indices.NumElements() == ids.NumElements(),
                 absl::InvalidArgumentError("segment_ids and indices should have same size."));
-    const int64_t num = num_segments.dtype() == ::tensorflow::DT_INT32
-                            ? num_segments.scalar<int32_t>()()
-                            : num_segments.scalar<int64_t>()();
     std::vector<int64_t> rows;
     Runs runs;
     int64_t nsegments = 0, slice = 1;
-    OP_REQUIRES_OK(c, SparseRuns(indices, ids, data.dim_size(0), num, ignore_, &rows, &runs,
-                                 &nsegments));
+    OP_REQUIRES_OK(c, SparseRuns(indices, ids, data.dim_size(0), ScalarInt64(num_segments),
+                                 ignore_, &rows, &runs, &nsegments));
     Tensor* out = nullptr;
     OP_REQUIRES_OK(c, c->allocate_output(0, RowsOf(data.shape(), nsegments, &slice), &out));
-    SortedSegmentCpu<T, Op, Order::kGroups8, SegmentAccumulator<T>, int64_t>(
-        runs, data.flat<T>().data(), rows.data(), slice, nsegments, T(0),
-        out->flat<T>().data(), CpuParallel(c));
+    OP_REQUIRES_OK(c, (Backend::template Sorted<T, Op, Order::kGroups8, SegmentAccumulator<T>>(
+                          c, runs, data, rows.data(), slice, nsegments, T(0), out)));
   }
 };
+
+// The CPU cores of the segment kernels.
+struct CpuSegments {
+  template <typename T, typename Op>
+  static Status Unsorted(OpKernelContext* c, const Tensor& ids, const ScatterForm& f,
+                         const TensorShape& shape, bool ignore, const Tensor& data,
+                         Tensor* out) {
+    T* o = out->flat<T>().data();
+    Init mode = Init::kZero;
+    if constexpr (!std::is_same<Op, AddOp>::value) {
+      std::fill(o, o + out->NumElements(), SegmentIdentity<T, Op>());
+      mode = Init::kInPlace;
+    }
+    TfScratch scratch(c);
+    return CpuSegment<T, Op>(ids, f, shape, ignore, data.flat<T>().data(), mode, o,
+                             CpuParallel(c), scratch);
+  }
+
+  template <typename T, typename Op, Order kOrder, typename A>
+  static Status Sorted(OpKernelContext* c, const Runs& runs, const Tensor& data,
+                       const int64_t* rows, int64_t slice, int64_t nsegments, T gap,
+                       Tensor* out) {
+    SortedSegmentCpu<T, Op, kOrder, A, int64_t>(runs, data.flat<T>().data(), rows, slice,
+                                                nsegments, gap, out->flat<T>().data(),
+                                                CpuParallel(c));
+    return absl::OkStatus();
+  }
+};
+
+#if TFSO_WITH_CUDA
+// The GPU's segment ops take the real numbers only (cuda/segment_gpu_*.cu.cc):
+// a complex product or mean has no GPU kernel and runs on the CPU.
+template <typename T, typename Op>
+constexpr bool kOnGpu = !(std::is_same<Op, MulOp>::value || std::is_same<Op, MeanOp>::value) ||
+                        !(std::is_same<T, ::tensorflow::complex64>::value ||
+                          std::is_same<T, ::tensorflow::complex128>::value);
+
+// The segments of `runs` in CSR form: nsegments + 1 offsets (gap: empty).
+std::vector<int64_t> SegmentOffsets(const Runs& runs, int64_t nsegments);
+
+// TensorFlow's error for the core's first bad row of unsorted segment ids.
+Status GpuSegmentStatus(const GpuCallState& s, const char* error, const TensorShape& ids);
+
+// The CUDA cores of the segment kernels: the unsorted ones on the scatter core
+// (negative ids dropped), the sorted ones on the CSR core.
+struct GpuSegments {
+  template <typename T, typename Op>
+  static Status Unsorted(OpKernelContext* c, const Tensor& ids, const ScatterForm& f,
+                         const TensorShape& shape, bool ignore, const Tensor& data,
+                         Tensor* out) {
+    using E = GpuT<T, Op>;
+    GpuCallState s(c);
+    TF_RETURN_IF_ERROR(PrepareGpuCall(ids, f, shape, ignore, &s));
+    s.call.drop_negative = true;
+    E* o = As<E>(out->flat<T>().data());
+    Init mode = Init::kZero;
+    if constexpr (!std::is_same<Op, AddOp>::value) {
+      const T identity = SegmentIdentity<T, Op>();
+      const char* error = gpu::Fill<E>(s.call.stream, o, out->NumElements(), BitCast<E>(identity));
+      if (error != nullptr) return GpuSegmentStatus(s, error, ids.shape());
+      mode = Init::kInPlace;
+    }
+    const char* error = gpu::Scatter<E, Op>(s.call, As<E>(data.flat<T>().data()), nullptr, mode, o);
+    return GpuSegmentStatus(s, error, ids.shape());
+  }
+
+  template <typename T, typename Op, Order kOrder, typename A>
+  static Status Sorted(OpKernelContext* c, const Runs& runs, const Tensor& data,
+                       const int64_t* rows, int64_t slice, int64_t nsegments, T gap,
+                       Tensor* out) {
+    using E = GpuT<T, Op>;
+    using GA = typename std::conditional<std::is_same<A, T>::value, E, A>::type;
+    TfScratch scratch(c);
+    const std::vector<int64_t> offsets = SegmentOffsets(runs, nsegments);
+    gpu::SegmentCall call;
+    call.nsegments = nsegments;
+    call.slice = slice;
+    call.offsets = offsets.data();
+    call.rows = rows;
+    call.scratch = &scratch;
+    TF_RETURN_IF_ERROR(GpuStreamOf(c, &call.stream));
+    const char* error = gpu::SortedSegment<E, Op, kOrder, GA>(
+        call, As<E>(data.flat<T>().data()), BitCast<E>(gap), As<E>(out->flat<T>().data()));
+    if (!scratch.status().ok()) return scratch.status();
+    if (error != nullptr) {
+      return absl::InternalError(absl::StrCat("tf_scatter_ops GPU kernel: ", error));
+    }
+    return absl::OkStatus();
+  }
+};
+#endif  // TFSO_WITH_CUDA
 
 }  // namespace tf_scatter_ops
 

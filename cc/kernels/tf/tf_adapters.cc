@@ -172,6 +172,13 @@ Parallel HostParallel() {
 
 #if TFSO_WITH_CUDA
 
+Status GpuStreamOf(OpKernelContext* c, void** stream) {
+  auto* s = c->op_device_context() == nullptr ? nullptr : c->op_device_context()->stream();
+  if (s == nullptr) return absl::InternalError("no GPU stream for the op");
+  *stream = s->platform_specific_handle().stream;
+  return absl::OkStatus();
+}
+
 Status PrepareGpuCall(const Tensor& indices, const ScatterForm& f,
                       const TensorShape& target, bool ignore,
                       GpuCallState* s) {
@@ -183,8 +190,7 @@ Status PrepareGpuCall(const Tensor& indices, const ScatterForm& f,
                                     : gpu::IndexType::kInt64;
     return absl::OkStatus();
   }));
-  auto* stream = s->scratch.context()->op_device_context()->stream();
-  if (stream == nullptr) return absl::InternalError("no GPU stream for the op");
+  TF_RETURN_IF_ERROR(GpuStreamOf(s->scratch.context(), &call.stream));
   s->dims.resize(f.depth);
   for (int d = 0; d < f.depth; ++d) s->dims[d] = target.dim_size(d);
   s->bad_coords.assign(f.depth, 0);
@@ -192,7 +198,6 @@ Status PrepareGpuCall(const Tensor& indices, const ScatterForm& f,
   call.form = f;
   call.dims = s->dims.data();
   call.ignore = ignore;
-  call.stream = stream->platform_specific_handle().stream;
   call.scratch = &s->scratch;
   call.bad_coords = s->bad_coords.data();
   return absl::OkStatus();

@@ -105,6 +105,9 @@ struct GpuCallState {
   std::vector<int64_t> dims, bad_coords;
 };
 
+// The op's CUDA stream (a cudaStream_t).
+Status GpuStreamOf(OpKernelContext* c, void** stream);
+
 // Fills s->call for `indices` into `target`, on the op's stream.
 Status PrepareGpuCall(const Tensor& indices, const ScatterForm& f,
                       const TensorShape& target, bool ignore,

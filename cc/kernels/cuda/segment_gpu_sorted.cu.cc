@@ -1,0 +1,22 @@
+// GPU segment_* (sorted ids, index order) and the identity fill of the
+// unsorted segment reductions. Products and means on the real numbers only:
+// the CPU's complex multiply and divide (libstdc++'s) are not reproduced.
+#include "cuda/segment_gpu.cuh"
+
+namespace tf_scatter_ops {
+namespace gpu {
+
+#define SUM(T) TFSO_INSTANTIATE_SORTED_SEGMENT(T, AddOp, Order::kIndex, T)
+TFSO_ADD_DTYPES(TFSO_GPU_DTYPE, SUM)
+#undef SUM
+#define REAL(T)                                                     \
+  TFSO_INSTANTIATE_SORTED_SEGMENT(T, MulOp, Order::kIndex, T)        \
+  TFSO_INSTANTIATE_SORTED_SEGMENT(T, MeanOp, Order::kIndex, T)       \
+  TFSO_INSTANTIATE_SORTED_SEGMENT(T, SegmentMinOp, Order::kIndex, T) \
+  TFSO_INSTANTIATE_SORTED_SEGMENT(T, SegmentMaxOp, Order::kIndex, T) \
+  TFSO_INSTANTIATE_FILL(T)
+TFSO_MINMAX_DTYPES(TFSO_GPU_DTYPE, REAL)
+#undef REAL
+
+}  // namespace gpu
+}  // namespace tf_scatter_ops
