@@ -1,6 +1,9 @@
 """Drop-in: patch_tensorflow() routes TensorFlow's names to the plugin, with
 TensorFlow's positional order, and unpatch()/patched() put TensorFlow back."""
 
+import inspect
+import sys
+
 import keras
 import numpy as np
 import pytest
@@ -9,7 +12,8 @@ import tensorflow as tf
 from tensorflow.python.ops import ref_variable, resource_variable_ops
 
 import tf_scatter_ops as tso
-from tf_scatter_ops import patch
+from tf_scatter_ops import _table, patch
+import ecosystem_util
 import reference as ref
 
 NAMES = ["scatter_nd", "tensor_scatter_nd_update", "tensor_scatter_nd_add",
@@ -19,9 +23,16 @@ V1_VARIABLE = ["scatter_nd_update", "scatter_nd_add", "scatter_nd_sub"]
 SEGMENTS = ["unsorted_segment_sum", "unsorted_segment_prod", "unsorted_segment_min",
             "unsorted_segment_max", "unsorted_segment_mean", "unsorted_segment_sqrt_n",
             "segment_sum", "segment_prod", "segment_min", "segment_max", "segment_mean"]
-MATH = {"tf.math": tf.math, "tf.compat.v2.math": tf.compat.v2.math}
+MATH = {"tf.math": tf.math, "tf.compat.v2.math": tf.compat.v2.math,
+        "tf.compat.v1.math": tf.compat.v1.math}
 SPARSE_SEGMENTS = ["segment_sum", "segment_mean", "segment_sqrt_n"]
-SPARSE = {"tf.sparse": tf.sparse, "tf.compat.v2.sparse": tf.compat.v2.sparse}
+SPARSE = {"tf.sparse": tf.sparse, "tf.compat.v2.sparse": tf.compat.v2.sparse,
+          "tf.compat.v1.sparse": tf.compat.v1.sparse}
+# v1's top-level segment names (tf.compat.v1.segment_sum, .sparse_segment_sum, ...),
+# interned as a name in source is (TensorFlow's v1 module wrappers cache a lookup by
+# the str object: see test_lookups_by_the_patchs_own_name_strings_are_routed_then_restored)
+V1_SEGMENTS = [n for n in SEGMENTS + [sys.intern("sparse_" + n) for n in SPARSE_SEGMENTS]
+               if hasattr(tf.compat.v1, n)]
 METHODS = ["scatter_nd_update", "scatter_nd_add", "scatter_nd_sub", "scatter_nd_min", "scatter_nd_max"]
 CLASSES = {"tf.Variable": resource_variable_ops.BaseResourceVariable,
            "tf.compat.v1.RefVariable": ref_variable.RefVariable}
@@ -52,6 +63,7 @@ def _every_patched_name():
     names = _all_names() + [("tf.compat.v1", n) for n in V1_VARIABLE]
     names += [(m, n) for m in MATH for n in SEGMENTS]
     names += [(m, n) for m in SPARSE for n in SPARSE_SEGMENTS]
+    names += [("tf.compat.v1", n) for n in V1_SEGMENTS]
     names += [(c, m) for c in CLASSES for m in METHODS]
     return spaces, names
 
@@ -71,6 +83,189 @@ def test_patch_replaces_every_name_and_unpatch_restores_the_originals():
         assert getattr(spaces[ns], n) is original, f"{ns}.{n} not restored"
     # an inherited method is inherited again, not copied onto the class
     assert "scatter_nd_min" not in resource_variable_ops.ResourceVariable.__dict__
+
+
+def test_every_replacement_keeps_the_positional_order_of_the_function_it_replaces():
+    spaces, names = _every_patched_name()
+    theirs = {(ns, n): inspect.signature(getattr(spaces[ns], n)).parameters for ns, n in names}
+    with tso.patched():
+        ours = {(ns, n): inspect.signature(getattr(spaces[ns], n)).parameters for ns, n in names}
+    for key, params in theirs.items():
+        assert list(ours[key])[:len(params)] == list(params), (key, list(ours[key]), list(params))
+
+
+# -- the tf.compat.v1 segment names ------------------------------------------
+
+V1_SPACES = {"tf.compat.v1": tf.compat.v1, "tf.compat.v1.math": tf.compat.v1.math,
+             "tf.compat.v1.sparse": tf.compat.v1.sparse}
+V1_SEGMENT_NAMES = ([("tf.compat.v1.math", n) for n in SEGMENTS]
+                    + [("tf.compat.v1.sparse", n) for n in SPARSE_SEGMENTS]
+                    + [("tf.compat.v1", n) for n in V1_SEGMENTS])
+_DATA = np.array([[1., 2.], [3., -4.], [5., 6.], [-7., 8.], [9., 10.], [0.5, -12.]], np.float32)
+
+
+def _v1_segment_case(ns, name):
+    """(inputs, TensorSpecs, how to call it, our op type) for a segment
+    function by its namespace and name (`segment_sum` under
+    tf.compat.v1.sparse is the sparse one)."""
+    if name.startswith("unsorted_"):
+        inputs = (_DATA, np.array([2, 0, 2, -1, 1, 2], np.int32))
+        specs = (tf.TensorSpec([None, 2]), tf.TensorSpec([None], tf.int32))
+        py = name if name in _table.OP_TYPES else "unsorted_segment_sum"  # mean, sqrt_n
+        bind = lambda f: (lambda d, i: f(d, i, 4))  # noqa: E731
+        return inputs, specs, bind, "TfScatter>" + _table.OP_TYPES[py]
+    if name.startswith("sparse_") or ns == "tf.compat.v1.sparse":
+        inputs = (_DATA, np.array([5, 0, 2, 2, 4], np.int32), np.array([0, 0, 2, 2, 3], np.int32))
+        specs = (tf.TensorSpec([None, 2]),) + (tf.TensorSpec([None], tf.int32),) * 2
+        py = name if name.startswith("sparse_") else "sparse_" + name
+        return inputs, specs, lambda f: f, "TfScatter>" + _table.OP_TYPES[py]
+    inputs = (_DATA, np.array([0, 0, 1, 1, 1, 3], np.int32))
+    specs = (tf.TensorSpec([None, 2]), tf.TensorSpec([None], tf.int32))
+    return inputs, specs, lambda f: f, "TfScatter>" + _table.OP_TYPES[name]
+
+
+@pytest.mark.parametrize("ns,name", V1_SEGMENT_NAMES)
+def test_v1_segment_names_looked_up_before_patching_are_routed_then_restored(ns, name):
+    """TensorFlow's tf.compat.v1 namespaces are module wrappers with an
+    attribute cache (filled by the first lookup of a name): a lookup after
+    patch_tensorflow() must give ours, one after unpatch() TensorFlow's, also
+    for a name that was cached before the patch."""
+    module = V1_SPACES[ns]
+    theirs = getattr(module, name)
+    assert getattr(module, name) is theirs
+    if hasattr(module, "_fastdict_key_in"):  # the case at stake: the name is cached
+        assert module._fastdict_key_in(name)
+    inputs, specs, bind, ours = _v1_segment_case(ns, name)
+    call = lambda *a: bind(getattr(module, name))(*a)  # noqa: E731 (looked up at call time)
+    tf_types = _op_types(call, *specs)
+    expected = call(*inputs)
+    tso.patch_tensorflow()
+    try:
+        patched = getattr(module, name)
+        types = _op_types(call, *specs)
+        got = call(*inputs)
+        traced_again = _op_types(call, *specs)
+    finally:
+        tso.unpatch()
+    assert patched is not theirs, f"{ns}.{name} still TensorFlow's after the patch"
+    assert ours in types and ours in traced_again, (ns, name, types)
+    assert ours not in tf_types, tf_types
+    ref.assert_same(got, expected.numpy())
+    assert getattr(module, name) is theirs, f"{ns}.{name} not restored"
+    assert module.__dict__[name] is theirs
+    assert ours not in _op_types(call, *specs)
+    # patched again after the restore: the cache follows the second setattr too
+    with tso.patched():
+        assert ours in _op_types(call, *specs)
+    assert getattr(module, name) is theirs
+
+
+def test_lookups_by_the_patchs_own_name_strings_are_routed_then_restored():
+    """TensorFlow's v1 module wrappers key their attribute cache by the str
+    object: a getattr with a str equal to, but not the one setattr updates,
+    caches an entry of its own that keeps TensorFlow's function. The patch's
+    names (from the op table) are looked up before and while patched, here
+    and by the patch itself, and must be the interned ones."""
+    tables = [(module, prefix, name) for module, table, prefix in patch._modules()
+              if not isinstance(module, type) for name in table]
+    theirs = {prefix + name: getattr(module, name) for module, prefix, name in tables}
+    with tso.patched():
+        stale = [prefix + name for module, prefix, name in tables
+                 if getattr(module, name) is theirs[prefix + name]]
+    assert not stale, stale
+    restored = [prefix + name for module, prefix, name in tables
+                if getattr(module, name) is not theirs[prefix + name]]
+    assert not restored, restored
+
+
+def test_v1_names_are_routed_in_both_of_tensorflows_v1_top_level_modules():
+    """`import tensorflow.compat.v1` makes a second module of v1's top level
+    (with its own attribute cache) and rebinds tf.compat.v1 to it; code that
+    took tf.compat.v1 before holds the first. Both are patched and restored;
+    the submodules (math, sparse) are shared."""
+    import tensorflow.compat.v1 as tf1
+    from tensorflow.compat import v1
+    first = sys.modules["tensorflow._api.v2.compat.v1"]
+    assert v1 is tf1 is tf.compat.v1 and tf1.math is first.math
+    names = ["segment_sum", "sparse_segment_sum", "unsorted_segment_max", "gather_nd"]
+    theirs = {(id(m), n): getattr(m, n) for m in (first, tf1) for n in names}
+
+    def graph_of(m):
+        ids = tf.constant([0, 1, 1])
+        return _op_types(lambda d: m.segment_sum(d, ids) + m.sparse_segment_sum(d, ids, ids)
+                         + m.unsorted_segment_max(d, ids, 3) + m.gather_nd(d, [[0], [1], [2]]),
+                         tf.TensorSpec([3, 2]))
+
+    with tso.patched():
+        types = {m.__name__: graph_of(m) for m in (first, tf1)}
+    for name, t in types.items():
+        assert {"TfScatter>SegmentSum", "TfScatter>SparseSegmentSum",
+                "TfScatter>UnsortedSegmentMax", "TfScatter>GatherNd"} <= t, (name, t)
+    assert all(getattr(m, n) is theirs[id(m), n] for m in (first, tf1) for n in names)
+
+
+def test_v1_names_imported_after_patching_or_taken_before_are_routed():
+    """In a fresh process: tf.compat.v1 taken before the patch, and
+    `import tensorflow.compat.v1` after it (its first import), both give ours;
+    unpatch() gives TensorFlow's back to both."""
+    script = """if True:
+        import tensorflow as tf
+        import tf_scatter_ops as tso
+        early = tf.compat.v1
+        theirs = early.math.segment_sum, early.sparse_segment_sum
+        tso.patch_tensorflow()
+        import tensorflow.compat.v1 as tf1
+        def types(f):
+            g = tf.function(f).get_concrete_function(tf.TensorSpec([3, 2])).graph
+            return {op.type for op in g.get_operations()}
+        ids = tf.constant([0, 0, 1])
+        for m in (early, tf1):
+            t = types(lambda d: m.math.segment_sum(d, ids) + m.sparse_segment_sum(d, ids, ids))
+            assert {"TfScatter>SegmentSum", "TfScatter>SparseSegmentSum"} <= t, (m.__name__, t)
+        tso.unpatch()
+        for m in (early, tf1):
+            assert (m.math.segment_sum, m.sparse_segment_sum) == theirs, m.__name__
+        print("ok", early is not tf1)
+    """
+    code, out, err = ecosystem_util.run_python(script, timeout=300)
+    assert code == 0, err[-3000:]
+    assert out.split()[-2:] == ["ok", "True"], out  # True: two v1 modules, both routed
+
+
+@pytest.mark.parametrize("fn", ["tf.compat.v1.sparse_segment_sum",
+                                "tf.compat.v1.sparse.segment_mean",
+                                "tf.compat.v1.sparse.segment_sqrt_n"])
+def test_patched_v1_sparse_segments_keep_v1s_positional_order(fn):
+    """v1: (data, indices, segment_ids, name, num_segments, sparse_gradient);
+    v2 has num_segments before name."""
+    module, name = fn.rsplit(".", 1)
+    name = sys.intern(name)  # as a name in source is (see V1_SEGMENTS)
+    data = tf.constant(_DATA)
+    indices, ids = tf.constant([5, 0, 2, 2]), tf.constant([0, 0, 2, 2])
+
+    def run():
+        f = getattr(V1_SPACES[module], name)
+        graph = tf.function(lambda d: f(d, indices, ids, "mine", 5)).get_concrete_function(
+            tf.TensorSpec([6, 2])).graph
+        with tf.GradientTape() as tape:
+            tape.watch(data)
+            out = f(data, indices, ids, None, 5, True)  # sparse_gradient=True
+            loss = tf.reduce_sum(out * out)
+        grad = tape.gradient(loss, data)
+        return graph, f(data, indices, ids, "mine", 5), out, grad
+
+    _, expected, expected_out, expected_grad = run()
+    with tso.patched():
+        graph, got, out, grad = run()
+    op = "TfScatter>" + _table.OP_TYPES["sparse_" + name.replace("sparse_", "")]
+    assert any(o.type == op and o.name.startswith("mine") for o in graph.get_operations()), \
+        [(o.name, o.type) for o in graph.get_operations()]
+    assert got.shape == (5, 2)  # num_segments, the fifth argument
+    ref.assert_same(got, expected.numpy())
+    ref.assert_same(out, expected_out.numpy())
+    assert isinstance(grad, tf.IndexedSlices) and isinstance(expected_grad, tf.IndexedSlices)
+    np.testing.assert_allclose(tf.convert_to_tensor(grad), tf.convert_to_tensor(expected_grad),
+                               rtol=1e-6)
 
 
 @pytest.mark.parametrize("call", ["tf.compat.v1", "method"])

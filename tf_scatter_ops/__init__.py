@@ -9,7 +9,8 @@ Keras layer. `scatter_nd_update/add/sub/min/max` update variables in place.
 `patch_tensorflow()` routes `tf.scatter_nd`, `tf.tensor_scatter_nd_*`,
 `tf.gather_nd`, `tf.compat.v1.scatter_nd_update/add/sub`, the variables'
 `scatter_nd_*` methods and the segment family (`tf.math.unsorted_segment_*`,
-`tf.math.segment_*`, `tf.sparse.segment_*`) to the plugin.
+`tf.math.segment_*`, `tf.sparse.segment_*`, under `tf.compat.v1` too) to the
+plugin.
 `gpu_status()` says whether the GPU kernels run here and why.
 """
 

@@ -4,6 +4,7 @@ dtype checks, the variable functions, the patch, the gradients and the tests
 iterate over it, so no list of ops is written twice."""
 
 import collections
+import sys
 
 import tensorflow as tf
 
@@ -32,7 +33,10 @@ def snake(op_type):
 def _rows():
     rows = []
     for line in _loader._library_function("tf_scatter_ops_op_table").splitlines():
-        fields = dict(item.split("=", 1) for item in line.split())
+        # interned: the names are looked up in TensorFlow's module wrappers,
+        # whose attribute cache is keyed by the str object (see patch.py)
+        fields = {key: sys.intern(value)
+                  for key, value in (item.split("=", 1) for item in line.split())}
         fields["dtypes"] = tuple(tf.as_dtype(d) for d in fields["dtypes"].split(",") if d)
         for optional in ("variable", "alias"):
             fields[optional] = None if fields[optional] == "none" else fields[optional]
@@ -52,9 +56,10 @@ SPARSE_SEGMENTS = tuple(row for row in OPS if row.kind == "SparseSegment")
 SCATTER_GATHER = tuple(row for row in OPS if row.kind not in SEGMENT_KINDS)
 # Where TensorFlow has each function, (module under tf, its name there):
 # tf.math.segment_sum, tf.sparse.segment_sum (sparse_segment_sum), tf.gather_nd.
-NAMESPACE = {row.py: ("sparse", row.py[len("sparse_"):]) if row.kind == "SparseSegment"
+NAMESPACE = {row.py: ("sparse", sys.intern(row.py[len("sparse_"):])) if row.kind == "SparseSegment"
              else ("math", row.py) if row.kind in SEGMENT_KINDS else ("", row.py)
              for row in OPS}
 # The in-place variable functions (scatter_nd_add, ...), from the rows that
 # have variable ops: Python name -> the row.
-VARIABLE_SCATTERS = {snake(row.variable): row for row in TENSOR_SCATTERS if row.variable}
+VARIABLE_SCATTERS = {sys.intern(snake(row.variable)): row
+                     for row in TENSOR_SCATTERS if row.variable}

@@ -133,16 +133,8 @@ def _segment_sum_grad(op, grad):
 def _segment_mean_grad(op, grad):
     """segment_mean: each row gets its segment's gradient over its row count."""
     data, ids, num_segments, rest = _segment_inputs(op)
-    count = _segment_counts(tf.ones(tf.shape(ids), grad.dtype), ids, num_segments, grad,
-                            _policy(op))
+    count = segments._counts(data, ids, num_segments, _policy(op))
     return [_gather_drop_negatives(grad / count, ids)[0]] + rest
-
-
-def _segment_counts(ones, ids, num_segments, like, policy):
-    """The rows per segment (at least 1), shaped to divide `like`."""
-    n = tf.maximum(segments.unsorted_segment_sum(ones, ids, num_segments,
-                                                 bad_indices_policy=policy), 1)
-    return tf.reshape(n, tf.concat([tf.shape(n), tf.ones([tf.rank(like) - 1], tf.int32)], 0))
 
 
 def _sparse_segment_grad(op, grad):
@@ -157,7 +149,7 @@ def _sparse_segment_grad(op, grad):
     valid = (wide_indices >= 0) & (wide_indices < rows) & (wide_ids >= 0) & (wide_ids < nseg)
     reducer = _table.BY_PY[_table.snake(op.type.split(">")[1])].reducer
     if reducer != "AddOp":
-        count = _segment_counts(tf.cast(valid, grad.dtype), ids, nseg, grad, "IGNORE")
+        count = segments._counts(data, ids, nseg, "IGNORE", rows=tf.cast(valid, grad.dtype))
         grad = grad / (count if reducer == "MeanOp" else tf.sqrt(count))
     values, _ = _gather_drop_negatives(grad, tf.where(valid, ids, -tf.ones_like(ids)))
     if op.get_attr("sparse_gradient"):

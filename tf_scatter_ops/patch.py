@@ -9,23 +9,37 @@
 Patched names: `tf.scatter_nd`, `tf.tensor_scatter_nd_{update,add,sub,min,max}`,
 `tf.gather_nd`, `tf.math.unsorted_segment_{sum,prod,min,max,mean,sqrt_n}`,
 `tf.math.segment_{sum,prod,min,max,mean}`, `tf.sparse.segment_{sum,mean,sqrt_n}`,
-the same names under `tf.compat.v2` and (but for the segment names) `tf.compat.v1`,
+the same names under `tf.compat.v2` and `tf.compat.v1`, v1's top-level
+`unsorted_segment_*`, `segment_*` and `sparse_segment_{sum,mean,sqrt_n}`,
 v1's `tensor_scatter_{update,add,sub}` and `scatter_nd_{update,add,sub}`
 (in-place variable updates), and the variables' `scatter_nd_{update,add,sub,
 min,max}` methods (resource variables, and v1 ref variables). Each replacement keeps the positional
 order of the TensorFlow function it replaces (v1's `gather_nd` has `name`
-before `batch_dims`); inputs our ops do not take (RaggedTensor, SparseTensor,
+before `batch_dims`, v1's `sparse_segment_*` `name` before `num_segments`);
+inputs our ops do not take (RaggedTensor, SparseTensor,
 extension types) go to TensorFlow's function. Code that looks the name up at call time (`tf.gather_nd(...)`,
 as Keras' TensorFlow backend does) is routed; references taken before
 patching (`from tensorflow import gather_nd`), TensorFlow's internal modules
 and `tf.raw_ops` are not. Functions already traced by `tf.function` keep the
 ops they were traced with.
+
+The tf.compat.v1 namespaces are TensorFlow's module wrappers, whose attribute
+cache is keyed by the name's str object: setattr (which interns the name)
+updates the entry that attribute syntax (`tf.compat.v1.segment_sum`) and
+string literals use, so those lookups follow the patch and unpatch() even when
+they were cached before; the patch looks names up by their interned str for
+that reason. A `getattr(tf.compat.v1, name)` with a str built at run time (not
+interned) caches an entry of that str object's own, which keeps answering with
+what it found first. `import tensorflow.compat.v1` makes a second module of
+v1's top level; the patch imports it and patches both (see _v1_namespaces).
 """
 
 import contextlib
 import functools
+import importlib
 import inspect
 import itertools
+import sys
 import threading
 
 import tensorflow as tf
@@ -50,6 +64,26 @@ _MATH = {name: getattr(segments, name) for name in
          + ["unsorted_segment_mean", "unsorted_segment_sqrt_n"]}
 _SPARSE = {_table.NAMESPACE[row.py][1]: getattr(segments, row.py)
            for row in _table.SPARSE_SEGMENTS}
+
+
+def _v1_sparse_segment(ours):
+    """tf.compat.v1's sparse_segment_*(data, indices, segment_ids, name=None,
+    num_segments=None, sparse_gradient=False): name before num_segments."""
+    def f(data, indices, segment_ids, name=None, num_segments=None, sparse_gradient=False,
+          bad_indices_policy=""):
+        return ours(data, indices, segment_ids, num_segments, name, sparse_gradient,
+                    bad_indices_policy)
+    f.__name__ = f.__qualname__ = ours.__name__
+    f.__doc__ = ours.__doc__
+    return _convert.public(f)
+
+
+# tf.compat.v1.math: the same names where v1 has them (v1's signatures are v2's);
+# tf.compat.v1.sparse.segment_*: v1's order.
+_V1_MATH = {name: f for name, f in _MATH.items() if hasattr(tf.compat.v1.math, name)}
+_V1_SPARSE = {name: _v1_sparse_segment(f) for name, f in _SPARSE.items()
+              if hasattr(tf.compat.v1.sparse, name)}
+
 
 def _v1_variable_scatter(op, use_locking):
     """tf.compat.v1.scatter_nd_*(ref, indices, updates, use_locking, name),
@@ -89,19 +123,41 @@ _V1 = dict(
     **{name: _v1_variable_scatter(
         name, inspect.signature(getattr(tf.compat.v1, name)).parameters["use_locking"].default)
        for name in _table.VARIABLE_SCATTERS if hasattr(tf.compat.v1, name)},
+    # v1's top-level segment names: tf.compat.v1.segment_sum, .unsorted_segment_sum,
+    # .sparse_segment_sum (v1's order), ...
+    **{name: f for name, f in _MATH.items() if hasattr(tf.compat.v1, name)},
+    **{row.py: _V1_SPARSE[_table.NAMESPACE[row.py][1]] for row in _table.SPARSE_SEGMENTS
+       if hasattr(tf.compat.v1, row.py) and _table.NAMESPACE[row.py][1] in _V1_SPARSE},
 )
 _METHODS = {op: _variable_method(op) for op in variables._OPS}
+
+
+def _v1_namespaces():
+    """The module objects that are tf.compat.v1's top level. `import
+    tensorflow.compat.v1` runs v1's __init__ again as a second module
+    (sys.modules["tensorflow.compat.v1"], with its own module wrapper and
+    attribute cache; its submodules, tf.compat.v1.math and .sparse, are the
+    first one's) and rebinds tf.compat.v1 to it, while code that took
+    tf.compat.v1 before holds the first. We import it first, so that a later
+    import finds a patched module, and patch both."""
+    importlib.import_module("tensorflow.compat.v1")
+    found = []
+    for module in (tf.compat.v1, sys.modules.get("tensorflow._api.v2.compat.v1"),
+                   sys.modules.get("tensorflow.compat.v1")):
+        if module is not None and not any(module is seen for seen in found):
+            found.append(module)
+    return found
 
 
 def _modules():
     """(module or class, replacements, display prefix) for every namespace
     we patch."""
-    return ((tf, _V2, "tf."), (tf.compat.v2, _V2, "tf.compat.v2."), (tf.compat.v1, _V1, "tf.compat.v1."),
-            # the segment names not in tf.compat.v1: its module wrappers'
-            # attribute cache can keep answering with TensorFlow's function
-            # after a setattr (seen under pytest)
+    return ((tf, _V2, "tf."), (tf.compat.v2, _V2, "tf.compat.v2."),
+            *((module, _V1, "tf.compat.v1.") for module in _v1_namespaces()),
             (tf.math, _MATH, "tf.math."), (tf.compat.v2.math, _MATH, "tf.compat.v2.math."),
+            (tf.compat.v1.math, _V1_MATH, "tf.compat.v1.math."),
             (tf.sparse, _SPARSE, "tf.sparse."), (tf.compat.v2.sparse, _SPARSE, "tf.compat.v2.sparse."),
+            (tf.compat.v1.sparse, _V1_SPARSE, "tf.compat.v1.sparse."),
             (resource_variable_ops.BaseResourceVariable, _METHODS, "tf.Variable."),
             (ref_variable.RefVariable, _METHODS, "tf.compat.v1.RefVariable."))
 
@@ -125,7 +181,7 @@ def _with_fallback(ours, tensorflows):
 
 def patched_names():
     """The names patch_tensorflow() replaces, e.g. 'tf.compat.v1.gather_nd'."""
-    return [prefix + n for _, table, prefix in _modules() for n in table]
+    return list(dict.fromkeys(prefix + n for _, table, prefix in _modules() for n in table))
 
 
 def is_patched():
@@ -142,6 +198,15 @@ def patch_tensorflow():
         saved = []
         for module, table, _ in _modules():
             for name, ours in table.items():
+                # The tf.compat.v1 namespaces are TensorFlow module wrappers
+                # whose attribute cache is keyed by the name's str object, not
+                # its value. setattr interns the name and updates the entry of
+                # the interned str, the one attribute syntax (tf.compat.v1.x)
+                # and literals look up; a getattr with another str object of
+                # the same value (our names come from the op table) would
+                # cache an entry of its own that no setattr updates. So we
+                # look up with the interned name only.
+                name = sys.intern(name)
                 # a class may inherit the method: remember that, to delete ours
                 original = (module.__dict__.get(name, _MISSING) if isinstance(module, type)
                             else getattr(module, name))

@@ -66,12 +66,16 @@ unsorted_segment_max = _segment_function(
     "segment).")
 
 
-def _counts(data, segment_ids, num_segments, policy):
-    """How many rows each segment has, at least 1, shaped to divide the sums
-    (TensorFlow's formula: a segment sum of ones)."""
+def _counts(data, segment_ids, num_segments, policy, rows=None):
+    """How many rows each segment has, at least 1, in data's dtype, shaped to
+    divide the segment sums of `data` (TensorFlow's formula: a segment sum of
+    ones). `rows`, one weight per id, counts only some rows (the gradients
+    count the rows the forward op kept). Used by mean and sqrt_n, their XLA
+    forms and their gradients."""
     num_segments = _convert.int_tensor(num_segments, tf.int32, "num_segments")
-    ones = tf.ones(tf.shape(segment_ids), dtype=data.dtype)
-    n = unsorted_segment_sum(ones, segment_ids, num_segments, bad_indices_policy=policy)
+    if rows is None:
+        rows = tf.ones(tf.shape(segment_ids), dtype=data.dtype)
+    n = unsorted_segment_sum(rows, segment_ids, num_segments, bad_indices_policy=policy)
     shape = tf.concat([num_segments[tf.newaxis],
                        tf.ones([tf.rank(data) - tf.rank(segment_ids)], dtype=num_segments.dtype)],
                       axis=0)
