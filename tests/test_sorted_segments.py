@@ -400,3 +400,26 @@ def test_integer_segment_mean_whose_count_wraps_to_zero_raises(dtype, rows):
     got = tso.segment_mean(tf.ones([rows + 2], dtype), ids[:-1])
     np.testing.assert_array_equal(got.numpy(), tf.math.segment_mean(tf.ones([rows + 2], dtype),
                                                                      ids[:-1]).numpy())
+
+
+@pytest.mark.parametrize("n", [40_000, 300_000])
+def test_sorted_ids_cut_in_parallel_chunks(n, rng):
+    """The ids are cut into runs in parallel chunks (of 16384 ids and more):
+    runs across chunk boundaries, a negative prefix longer than a chunk
+    (IGNORE), and the first decrease named when a later chunk also has one."""
+    ids = np.sort(rng.integers(0, n // 3, size=n))
+    data = tf.constant(rng.standard_normal((n, 3)), tf.float32)
+    ref.assert_same(tso.segment_sum(data, ids),
+                    tf.math.unsorted_segment_sum(data, ids, int(ids[-1]) + 1).numpy())
+    long_run = np.concatenate([np.zeros(n // 2, np.int64), ids[n // 2:]])
+    ref.assert_same(tso.segment_max(data, long_run),
+                    tf.math.segment_max(data, long_run).numpy())
+    negative = np.concatenate([np.full(20_000, -1), ids[20_000:]])
+    kept = tso.segment_sum(data, negative, bad_indices_policy="IGNORE")
+    ref.assert_same(kept, tf.math.unsorted_segment_sum(data, negative, int(ids[-1]) + 1).numpy())
+    bad = ids.copy()
+    for at in (n - 5, n // 2 + 7):  # the later one is the first
+        bad[at] = bad[at - 1] - 1
+    with pytest.raises(tf.errors.InvalidArgumentError,
+                       match=rf"segment_ids\[{n // 2 + 7}\] = {bad[n // 2 + 7]} follows"):
+        tso.segment_sum(data, bad)

@@ -57,6 +57,24 @@ inline void PrefetchAhead(const T* data, const Index* rows, int64_t i, int64_t l
   }
 }
 
+// ReduceIndexOrder for a width known when compiling (kWidth columns): the
+// accumulators stay in registers and the column loop unrolls, which is what
+// short runs of narrow rows (a few elements, a few rows each) cost.
+template <int kWidth, typename T, typename Op, typename Index>
+void ReduceIndexOrderFixed(const T* data, const Index* rows, int64_t begin, int64_t end,
+                           int64_t limit, int64_t slice, int64_t col, T* out) {
+  T acc[kWidth];
+  PrefetchAhead(data, rows, begin, limit, slice, col, kWidth);
+  const T* r0 = RowOf(data, rows, begin, slice) + col;
+  for (int j = 0; j < kWidth; ++j) acc[j] = r0[j];
+  for (int64_t i = begin + 1; i < end; ++i) {
+    PrefetchAhead(data, rows, i, limit, slice, col, kWidth);
+    const T* r = RowOf(data, rows, i, slice) + col;
+    for (int j = 0; j < kWidth; ++j) Op::Apply(acc[j], r[j]);
+  }
+  for (int j = 0; j < kWidth; ++j) out[j] = acc[j];
+}
+
 // One run in index order: out[0, width) = the reduction of the run's rows'
 // columns [col, col + width).
 template <typename T, typename Op, typename Index>
@@ -68,6 +86,15 @@ void ReduceIndexOrder(const T* data, const Index* rows, int64_t begin, int64_t e
     for (int64_t i = 1; i < end - begin; ++i) Op::Apply(acc, p[i * slice]);
     out[0] = acc;
     return;
+  }
+  if constexpr (std::is_arithmetic<T>::value) {  // registers hold numbers only
+    switch (width) {
+      case 2: return ReduceIndexOrderFixed<2, T, Op>(data, rows, begin, end, limit, slice, col, out);
+      case 4: return ReduceIndexOrderFixed<4, T, Op>(data, rows, begin, end, limit, slice, col, out);
+      case 8: return ReduceIndexOrderFixed<8, T, Op>(data, rows, begin, end, limit, slice, col, out);
+      case 16: return ReduceIndexOrderFixed<16, T, Op>(data, rows, begin, end, limit, slice, col, out);
+      default: break;
+    }
   }
   PrefetchAhead(data, rows, begin, limit, slice, col, width);
   const T* r0 = RowOf(data, rows, begin, slice) + col;

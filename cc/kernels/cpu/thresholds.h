@@ -99,6 +99,11 @@ constexpr int64_t kXlaOursFromSlice = 32;
 // without prefetching on the 2-core Xeon, see the issue note for with).
 constexpr int64_t kSegmentPrefetchRows = 8;
 
+// segment_*: the ids are cut into runs in chunks of at least this many ids
+// in parallel (one chunk below it). Not swept: a chunk is a few
+// microseconds of work, well above the cost of handing it to a thread.
+constexpr int64_t kSortedRunsChunkRows = 16384;
+
 }  // namespace tf_scatter_ops
 
 #endif  // TF_SCATTER_OPS_CPU_THRESHOLDS_H_

@@ -35,41 +35,79 @@ inline void CloseRuns(Runs* runs, int64_t end) {
   else runs->first.push_back(end);
 }
 
+// Whether row i (> 0) starts a run: its id differs from the row before and
+// is not negative (negative ids are dropped rows).
 template <typename Index>
-Status Sorted(const Tensor& ids, bool ignore, Runs* runs, int64_t* nsegments) {
+inline bool StartsRun(const Index* v, int64_t i) {
+  return (v[i] != v[i - 1]) & (v[i] >= 0);
+}
+
+// Two passes over the ids, each in parallel chunks. The first counts each
+// chunk's runs and finds a decrease (the error, at the first position: chunks
+// are in order); the second writes the runs straight into place, without
+// branches on the data: each row is stored at the next free slot, which the
+// next run start overwrites, until the chunk's last run is stored.
+template <typename Index>
+Status Sorted(const Tensor& ids, bool ignore, const Parallel& parallel, Runs* runs,
+              int64_t* nsegments) {
   const Index* v = IdsOf<Index>(ids);
   const int64_t n = ids.NumElements();
   *nsegments = n == 0 ? 0 : std::max<int64_t>(static_cast<int64_t>(v[n - 1]) + 1, 0);
-  // One pass: the runs start where the id changes; a decrease is the error.
-  int64_t i = 0;
-  while (i < n && v[i] < 0) ++i;  // negative ids (an error below unless ignored)
-  if (i > 0) {
-    for (int64_t k = 1; k < i; ++k) {
-      if (v[k] < v[k - 1]) {
-        return absl::InvalidArgumentError(messages::SegmentIdsNotIncreasing(
-            k, static_cast<int64_t>(v[k]), static_cast<int64_t>(v[k - 1])));
+  const int64_t chunks =
+      std::max<int64_t>(1, std::min<int64_t>(4 * parallel.threads, n / kSortedRunsChunkRows));
+  const auto lo = [&](int64_t c) { return c * n / chunks; };
+  std::vector<int64_t> count(chunks + 1, 0);  // then the chunks' first slots
+  std::vector<char> decreases(chunks, 0);
+  parallel.For(chunks, 2 * (n / chunks + 1), [&](int64_t b, int64_t e) {
+    for (int64_t c = b; c < e; ++c) {
+      int64_t starts = 0;
+      bool down = false;
+      for (int64_t i = std::max<int64_t>(lo(c), 1); i < lo(c + 1); ++i) {
+        starts += StartsRun(v, i);
+        down |= v[i] < v[i - 1];
       }
+      if (c == 0 && n > 0) starts += v[0] >= 0;
+      count[c] = starts;
+      decreases[c] = down;
     }
-  }
-  runs->first[0] = i;
-  if (i < n) {
-    if (i > 0 && v[i] < v[i - 1]) {
-      return absl::InvalidArgumentError(messages::SegmentIdsNotIncreasing(
-          i, static_cast<int64_t>(v[i]), static_cast<int64_t>(v[i - 1])));
-    }
-    runs->segment.push_back(static_cast<int64_t>(v[i]));
-    for (++i; i < n; ++i) {
-      if (v[i] == v[i - 1]) continue;
+  });
+  for (int64_t c = 0; c < chunks; ++c) {
+    if (!decreases[c]) continue;
+    for (int64_t i = std::max<int64_t>(lo(c), 1);; ++i) {
       if (v[i] < v[i - 1]) {
         return absl::InvalidArgumentError(messages::SegmentIdsNotIncreasing(
             i, static_cast<int64_t>(v[i]), static_cast<int64_t>(v[i - 1])));
       }
-      runs->first.push_back(i);
-      runs->segment.push_back(static_cast<int64_t>(v[i]));
     }
   }
-  runs->first.push_back(n);
-  if (runs->segment.empty()) runs->first.erase(runs->first.begin());
+  int64_t total = 0;
+  for (int64_t c = 0; c <= chunks; ++c) {
+    const int64_t k = count[c];
+    count[c] = total;
+    total += k;
+  }
+  runs->first.assign(total + 1, n);
+  runs->segment.resize(total);
+  int64_t* first = runs->first.data();
+  int64_t* segment = runs->segment.data();
+  parallel.For(chunks, 3 * (n / chunks + 1), [&](int64_t b, int64_t e) {
+    for (int64_t c = b; c < e; ++c) {
+      int64_t k = count[c];
+      const int64_t end = count[c + 1];
+      int64_t i = lo(c);
+      if (i == 0 && k < end) {
+        first[k] = 0;
+        segment[k] = static_cast<int64_t>(v[0]);
+        k += v[0] >= 0;
+        ++i;
+      }
+      for (; k < end; ++i) {
+        first[k] = i;
+        segment[k] = static_cast<int64_t>(v[i]);
+        k += StartsRun(v, i);
+      }
+    }
+  });
   if (n > 0 && v[0] < 0 && !ignore) {
     return absl::InvalidArgumentError(
         messages::NegativeSortedSegmentId(static_cast<int64_t>(v[0]), *nsegments));
@@ -128,11 +166,12 @@ Status SparseOf(const Tensor& indices, const Tensor& ids, int64_t data_rows,
 }
 }  // namespace
 
-Status SortedRuns(const Tensor& ids, bool ignore, Runs* runs, int64_t* nsegments) {
+Status SortedRuns(const Tensor& ids, bool ignore, const Parallel& parallel, Runs* runs,
+                  int64_t* nsegments) {
   switch (ids.dtype()) {
-    case ::tensorflow::DT_INT16: return Sorted<int16_t>(ids, ignore, runs, nsegments);
-    case ::tensorflow::DT_INT32: return Sorted<int32_t>(ids, ignore, runs, nsegments);
-    default: return Sorted<int64_t>(ids, ignore, runs, nsegments);
+    case ::tensorflow::DT_INT16: return Sorted<int16_t>(ids, ignore, parallel, runs, nsegments);
+    case ::tensorflow::DT_INT32: return Sorted<int32_t>(ids, ignore, parallel, runs, nsegments);
+    default: return Sorted<int64_t>(ids, ignore, parallel, runs, nsegments);
   }
 }
 

@@ -110,8 +110,10 @@ class UnsortedSegmentOp : public PolicyKernel {
   }
 };
 
-// The runs of segment_*'s sorted 1-D ids (output rows: the last id + 1).
-Status SortedRuns(const Tensor& ids, bool ignore, Runs* runs, int64_t* nsegments);
+// The runs of segment_*'s sorted 1-D ids (output rows: the last id + 1),
+// found in parallel.
+Status SortedRuns(const Tensor& ids, bool ignore, const Parallel& parallel, Runs* runs,
+                  int64_t* nsegments);
 
 // sparse_segment_*'s gathered rows (indices checked against data_rows) and
 // the runs of its sorted segment ids; num_segments < 0: the last id + 1.
@@ -168,7 +170,7 @@ class SortedSegmentOp : public PolicyKernel {
                     "segment_ids should be the same size as dimension 0 of input."));
     Runs runs;
     int64_t nsegments = 0, slice = 1;
-    OP_REQUIRES_OK(c, SortedRuns(ids, ignore_, &runs, &nsegments));
+    OP_REQUIRES_OK(c, SortedRuns(ids, ignore_, CpuParallel(c), &runs, &nsegments));
     if constexpr (std::is_same<Op, MeanOp>::value && std::is_integral<T>::value) {
       OP_REQUIRES_OK(c, CountsFit<T>(runs));
     }
