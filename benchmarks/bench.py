@@ -49,7 +49,8 @@ def main(argv=None):
     parser.add_argument("--isa", choices=["portable", "avx2", "avx512"],
                         help="the instruction set our loops use (capped at what the CPU has)")
     parser.add_argument("--sweep", action="store_true",
-                        help="instead: W1, W3, W5, W7 from 16 KiB to 256 MiB outputs (--quick: to 16 MiB)")
+                        help="instead: W1, W3, W5, W7 (or the rows of --only, e.g. S1,S3,S5,S6) from 16 KiB "
+                             "to 256 MiB outputs (--quick: to 16 MiB)")
     args = parser.parse_args(argv)
     expect_retracing()
     if args.isa:  # read by the library at its first op

@@ -1,5 +1,7 @@
-"""The size sweep: W1, W3, W5 and W7 from 16 KiB to 256 MiB outputs, per
-update row, in a tf.function, eagerly, and as one op more inside a function."""
+"""The size sweep: W1, W3, W5 and W7 (or the rows of --only, e.g. the segment
+rows S1, S3, S5, S6) from 16 KiB to 256 MiB outputs, per update row, in a
+tf.function, eagerly, and as one op more inside a function (the segment rows:
+in a tf.function only, against TensorFlow's kernel and XLA)."""
 
 import dataclasses
 import json
@@ -11,7 +13,8 @@ import tensorflow as tf
 
 import tf_scatter_ops as tso
 from benchmarks.harness import call_floor, check, machine, time_workload
-from benchmarks.workloads import M, WORKLOADS, implementations, make_inputs, static_shape, tf_function
+from benchmarks.workloads import (M, WORKLOADS, implementations, is_segment, make_inputs, static_shape,
+                                  tf_function)
 
 
 SWEEP = ("W1", "W3", "W5", "W7")
@@ -93,7 +96,12 @@ def chain_implementations(w, args, k):
 
 def sized(w, out_bytes):
     """Workload `w` scaled so that its output has about `out_bytes`, with the
-    same ratio of updates (rows) to output as at full size."""
+    same ratio of updates (rows) to output as at full size (sparse_segment_*:
+    bags of 8 ids, from a table of 16 rows per bag up to its full size)."""
+    if w.op.startswith("sparse_segment"):
+        bags = max(out_bytes // (4 * int(np.prod(w.shape[1:]))), 16)
+        return dataclasses.replace(w, shape=(min(16 * bags, w.shape[0]),) + w.shape[1:], n=8 * bags,
+                                   title=f"{w.name} at {out_bytes / M:g} MiB")
     full = int(np.prod(w.shape)) * 4
     scale = out_bytes / full
     if w.depth == 2:
@@ -120,13 +128,20 @@ def sweep_main(args):
     base = {w.name: w for w in WORKLOADS}
     floors = {nargs: call_floor(make_inputs(sized(base[name], sizes[0]), rng))
               for nargs, name in ((3, "W1"), (2, "W7"))}
-    for name in SWEEP:
+    names = [n for n in args.only.split(",") if n] or list(SWEEP)
+    for name in names:
         for out_bytes in sizes:
             w = sized(base[name], out_bytes)
             inputs = make_inputs(w, rng)
             impls = implementations(w)
             check(w, impls, inputs)
             t, _ = time_workload(w, impls, inputs, rounds, lambda: None, burst=2)
+            if is_segment(w):  # a tf.function and XLA only
+                rows.append(dict(workload=name, out_bytes=out_bytes, n=w.n,
+                                 **{k: v / w.n for k, v in t.items()}))
+                sys.stderr.write(f"\r{name} {out_bytes / M:8.3f} MiB done ")
+                del inputs, impls
+                continue
             # Eager calls are timed among themselves: an eager op right after
             # a tf.function call costs about 10 us more (the runtime's state,
             # whichever op it is), which interleaving would charge to
@@ -174,6 +189,8 @@ def sweep_main(args):
              f" {'TF eag':>9} {'ours/op':>9} {'TF/op':>9} {'XLA/op':>9} {'@XLA/op':>9} {'vs TF':>6} {'vs XLA':>6}"
              f" {'per op':>6} {'@XLA vs':>7} {'/op vs':>6}"]
     for r in rows:
+        r = {k: r.get(k) for k in ("ours", "tf", "xla", "ours xla", "ours eager", "tf eager", "ours per op",
+                                   "tf per op", "xla per op", "ours xla per op")} | r
         lines.append(f"{r['workload']:<8} {r['out_bytes'] / M:9.3f}M {ns(r['ours'])} {ns(r['tf'])} {ns(r['xla'])} "
                      f"{ns(r['ours xla'])} {ns(r['ours eager'])} {ns(r['tf eager'])} {ns(r['ours per op'])} "
                      f"{ns(r['tf per op'])} {ns(r['xla per op'])} {ns(r['ours xla per op'])} "
@@ -197,8 +214,10 @@ def plot_sweep(rows, info, path):
     except ImportError:
         print("matplotlib is not installed: no chart", file=sys.stderr)
         return
-    fig, axes = plt.subplots(1, len(SWEEP), figsize=(16, 4.2), sharey=False)
-    for ax, name in zip(axes, SWEEP):
+    names = list(dict.fromkeys(r["workload"] for r in rows))
+    fig, axes = plt.subplots(1, len(names), figsize=(4 * len(names), 4.2), sharey=False, squeeze=False)
+    axes = axes[0]
+    for ax, name in zip(axes, names):
         mine = [r for r in rows if r["workload"] == name]
         x = [r["out_bytes"] for r in mine]
         for key, style in (("ours", "o-"), ("tf", "s-"), ("xla", "^-"), ("ours xla", "d-"), ("ours eager", "o--"),

@@ -100,19 +100,22 @@ def make_inputs(w, rng):
         flat = rng.integers(0, slots, size=w.n)
     idx = np.stack(np.unravel_index(flat, dims), axis=-1)
     indices = tf.constant(idx, w.index_dtype)
-    upd_shape = (w.n,) + tuple(w.shape[w.depth:])
-    updates = tf.cast(tf.constant(rng.standard_normal(upd_shape).astype(np.float32)), w.dtype)
-    tensor = tf.cast(tf.constant(rng.standard_normal(w.shape).astype(np.float32)), w.dtype)
-    if w.op == "scatter_nd":
-        return (indices, updates, tf.constant(w.shape, w.index_dtype))
+
+    def normal(shape):  # float32 draws: a 256 MiB sweep size needs no float64 copy
+        return tf.cast(tf.constant(rng.standard_normal(shape, dtype=np.float32)), w.dtype)
+
     if w.op.startswith("sparse_segment"):  # bags of 8 rows of the table
         bags = w.n // 8
         ids = tf.constant(np.repeat(np.arange(bags), 8), w.index_dtype)
-        return (tensor, indices[:, 0], ids, tf.constant(bags))
+        return (normal(w.shape), indices[:, 0], ids, tf.constant(bags))
+    updates = normal((w.n,) + tuple(w.shape[w.depth:]))
+    if w.op == "scatter_nd":
+        return (indices, updates, tf.constant(w.shape, w.index_dtype))
     if w.op.startswith("segment"):
         return (updates, tf.sort(indices[:, 0]))
     if is_segment(w):
         return (updates, indices[:, 0], tf.constant(slots))
+    tensor = normal(w.shape)
     if w.op == "gather_nd":
         return (tensor, indices)
     return (tensor, indices, updates)
