@@ -62,30 +62,20 @@ void Register(const char* device, const std::string& op, const char* attr,
                                                   &Make<K>);
 }
 
-// The segment kernels' cores per backend (segment_kernels.h), and whether
-// the core S runs T with Op.
-struct SegmentsOf {
-  template <typename S, typename T, typename Op>
-  static constexpr bool Runs() {
-#if TFSO_WITH_CUDA
-    if constexpr (std::is_same<S, GpuSegments>::value) return kOnGpu<T, Op>;
-#endif
-    return true;
-  }
-};
+// The segment kernels' cores per backend (segment_kernels.h).
 template <typename Backend> struct Segments { using type = CpuSegments; };
 #if TFSO_WITH_CUDA
 template <> struct Segments<GpuBackend> { using type = GpuSegments; };
 #endif
 
 // A segment row's kernel on one backend. On a GPU the ids that are read on
-// the host (sorted and sparse ids, num_segments) are in host memory; the
-// GPU's complex products and means are left to the CPU kernel (kOnGpu).
+// the host (sorted and sparse ids, num_segments) are in host memory; what
+// the core does not take (S::kTakes) has no kernel there.
 template <typename Row, typename S, typename T, typename Op>
 void RegisterSegment(const char* device, bool gpu) {
   using H = std::initializer_list<const char*>;
   const std::string op = Row::kOp;
-  if constexpr (!SegmentsOf::Runs<S, T, Op>()) {
+  if constexpr (!S::template kTakes<T, Op>) {
     return;
   } else if constexpr (Row::kKind == Kind::kUnsortedSegment) {
     Register<UnsortedSegmentOp<S, T, Op>, T>(device, op, "T", gpu ? H{"num_segments"} : H{});

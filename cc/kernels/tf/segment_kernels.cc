@@ -211,10 +211,7 @@ std::vector<int64_t> SegmentOffsets(const Runs& runs, int64_t nsegments) {
 }
 
 Status GpuSegmentStatus(const GpuCallState& s, const char* error, const TensorShape& ids) {
-  if (!s.scratch.status().ok()) return s.scratch.status();  // out of memory
-  if (error != nullptr) {
-    return absl::InternalError(absl::StrCat("tf_scatter_ops GPU kernel: ", error));
-  }
+  TF_RETURN_IF_ERROR(GpuCoreStatus(s.scratch, error));
   if (s.call.bad_row >= 0) {  // negative ids are dropped, never reported
     return absl::InvalidArgumentError(messages::SegmentIdOutOfRange(
         PositionOf(ids, ids.dims(), s.call.bad_row), s.bad_coords[0], s.call.form.nslots));

@@ -222,6 +222,9 @@ class SparseSegmentOp : public PolicyKernel {
 // The CPU cores of the segment kernels.
 struct CpuSegments {
   template <typename T, typename Op>
+  static constexpr bool kTakes = true;  // every dtype of the row
+
+  template <typename T, typename Op>
   static Status Unsorted(OpKernelContext* c, const Tensor& ids, const ScatterForm& f,
                          const TensorShape& shape, bool ignore, const Tensor& data,
                          Tensor* out) {
@@ -248,13 +251,6 @@ struct CpuSegments {
 };
 
 #if TFSO_WITH_CUDA
-// The GPU's segment ops take the real numbers only (cuda/segment_gpu_*.cu.cc):
-// a complex product or mean has no GPU kernel and runs on the CPU.
-template <typename T, typename Op>
-constexpr bool kOnGpu = !(std::is_same<Op, MulOp>::value || std::is_same<Op, MeanOp>::value) ||
-                        !(std::is_same<T, ::tensorflow::complex64>::value ||
-                          std::is_same<T, ::tensorflow::complex128>::value);
-
 // The segments of `runs` in CSR form: nsegments + 1 offsets (gap: empty).
 std::vector<int64_t> SegmentOffsets(const Runs& runs, int64_t nsegments);
 
@@ -264,6 +260,14 @@ Status GpuSegmentStatus(const GpuCallState& s, const char* error, const TensorSh
 // The CUDA cores of the segment kernels: the unsorted ones on the scatter core
 // (negative ids dropped), the sorted ones on the CSR core.
 struct GpuSegments {
+  // The real numbers only (cuda/segment_gpu_*.cu.cc): a complex product or
+  // mean has no GPU kernel and runs on the CPU.
+  template <typename T, typename Op>
+  static constexpr bool kTakes =
+      !(std::is_same<Op, MulOp>::value || std::is_same<Op, MeanOp>::value) ||
+      !(std::is_same<T, ::tensorflow::complex64>::value ||
+        std::is_same<T, ::tensorflow::complex128>::value);
+
   template <typename T, typename Op>
   static Status Unsorted(OpKernelContext* c, const Tensor& ids, const ScatterForm& f,
                          const TensorShape& shape, bool ignore, const Tensor& data,
@@ -301,11 +305,7 @@ struct GpuSegments {
     TF_RETURN_IF_ERROR(GpuStreamOf(c, &call.stream));
     const char* error = gpu::SortedSegment<E, Op, kOrder, GA>(
         call, As<E>(data.flat<T>().data()), BitCast<E>(gap), As<E>(out->flat<T>().data()));
-    if (!scratch.status().ok()) return scratch.status();
-    if (error != nullptr) {
-      return absl::InternalError(absl::StrCat("tf_scatter_ops GPU kernel: ", error));
-    }
-    return absl::OkStatus();
+    return GpuCoreStatus(scratch, error);
   }
 };
 #endif  // TFSO_WITH_CUDA

@@ -203,13 +203,18 @@ Status PrepareGpuCall(const Tensor& indices, const ScatterForm& f,
   return absl::OkStatus();
 }
 
-Status GpuCallStatus(const GpuCallState& s, const char* error,
-                     const TensorShape& indices, const TensorShape& target,
-                     bool gather) {
-  if (!s.scratch.status().ok()) return s.scratch.status();  // out of memory
+Status GpuCoreStatus(const StatusScratch& scratch, const char* error) {
+  if (!scratch.status().ok()) return scratch.status();  // out of memory
   if (error != nullptr) {
     return absl::InternalError(StrCat("tf_scatter_ops GPU kernel: ", error));
   }
+  return absl::OkStatus();
+}
+
+Status GpuCallStatus(const GpuCallState& s, const char* error,
+                     const TensorShape& indices, const TensorShape& target,
+                     bool gather) {
+  TF_RETURN_IF_ERROR(GpuCoreStatus(s.scratch, error));
   if (s.call.bad_row >= 0) {
     return BadIndexError(indices, s.call.bad_row, s.bad_coords, target, gather);
   }

@@ -113,6 +113,9 @@ Status PrepareGpuCall(const Tensor& indices, const ScatterForm& f,
                       const TensorShape& target, bool ignore,
                       GpuCallState* s);
 
+// The Status of a core call's own failure: out of memory, or its error.
+Status GpuCoreStatus(const StatusScratch& scratch, const char* error);
+
 // The Status of a finished core call: its error, or the first bad row.
 Status GpuCallStatus(const GpuCallState& s, const char* error,
                      const TensorShape& indices, const TensorShape& target,
