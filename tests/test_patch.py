@@ -420,3 +420,26 @@ def test_patched_v1_scatter_locks_resource_variables_as_tensorflow_does():
     assert theirs == ours == default == [True]
     # called directly, ours honours it
     assert attrs(lambda: tso.scatter_nd_add(v, [[0]], [1.], use_locking=False)) == [False]
+
+
+def test_a_replacement_takes_an_older_tensorflows_positional_order():
+    """TensorFlow 2.17's scatter_nd is (indices, updates, shape, name); ours
+    has bad_indices_policy before name, as 2.21's: the replacement maps the
+    positional arguments by TensorFlow's order (checked on 2.17 by
+    test_every_replacement_keeps_the_positional_order_..., in CI's tf-oldest)."""
+    from tf_scatter_ops import patch
+
+    def theirs(indices, updates, shape, name=None):
+        raise AssertionError("not called")
+
+    def ours(indices, updates, shape, bad_indices_policy="", name=None):
+        return (indices, updates, shape, bad_indices_policy, name)
+
+    f = patch._with_fallback(ours, theirs)
+    assert f(1, 2, 3, "n") == (1, 2, 3, "", "n")
+    assert f(1, 2, 3, bad_indices_policy="IGNORE") == (1, 2, 3, "IGNORE", None)
+    assert list(inspect.signature(f).parameters) == ["indices", "updates", "shape", "name",
+                                                     "bad_indices_policy"]
+    with pytest.raises(TypeError):
+        f(1, 2, 3, "n", "IGNORE")
+    assert patch._with_fallback(ours, ours)(1, 2, 3, "IGNORE") == (1, 2, 3, "IGNORE", None)

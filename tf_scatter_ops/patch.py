@@ -167,15 +167,41 @@ _MISSING = object()
 _saved = None  # [(module, name, TensorFlow's function)] while patched
 
 
-def _with_fallback(ours, tensorflows):
-    """`ours`, except that a call with an input our ops do not take (a
-    RaggedTensor, a SparseTensor, an extension type: see _convert.foreign) goes to
-    TensorFlow's function, and through it to TensorFlow's dispatch."""
+def _in_their_order(ours, tensorflows):
+    """`ours`, taking its positional arguments in the order of `tensorflows`
+    where that differs (an older TensorFlow: 2.17's scatter_nd has `name`
+    where 2.21's has `bad_indices_policy`), with that signature."""
+    theirs = inspect.signature(tensorflows).parameters
+    mine = inspect.signature(ours).parameters
+    order = list(theirs)
+    if list(mine)[:len(order)] == order:
+        return ours
+
     @functools.wraps(ours)
+    def f(*args, **kwargs):
+        if len(args) > len(order):
+            raise TypeError(f"{ours.__name__}() takes {len(order)} positional arguments, "
+                            f"{len(args)} were given")
+        kwargs.update(zip(order, args))
+        return ours(**kwargs)
+    f.__signature__ = inspect.Signature(
+        list(theirs.values()) + [p.replace(kind=p.KEYWORD_ONLY) for n, p in mine.items()
+                                 if n not in theirs])
+    return f
+
+
+def _with_fallback(ours, tensorflows):
+    """`ours` (in TensorFlow's positional order), except that a call with an
+    input our ops do not take (a RaggedTensor, a SparseTensor, an extension
+    type: see _convert.foreign) goes to TensorFlow's function, and through it
+    to TensorFlow's dispatch."""
+    call = _in_their_order(ours, tensorflows)
+
+    @functools.wraps(call)
     def f(*args, **kwargs):
         if any(_convert.foreign(a) for a in itertools.chain(args, kwargs.values())):
             return tensorflows(*args, **kwargs)
-        return ours(*args, **kwargs)
+        return call(*args, **kwargs)
     return _convert.public(f)
 
 
