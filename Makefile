@@ -20,7 +20,6 @@ TF_FLAGS_DEPS ?= $(VENV)/.installed
 KERNEL_SRCS := $(filter-out %.cu.cc,$(wildcard cc/kernels/*/*.cc))
 OP_SRCS := $(wildcard cc/ops/*.cc)
 SRCS := $(KERNEL_SRCS) $(OP_SRCS)
-OBJS := $(patsubst cc/%.cc,$(BUILD)/%.o,$(SRCS))
 HDRS := $(wildcard cc/ops/*.h cc/kernels/*/*.h)
 CPU_CORE_HDRS := $(wildcard cc/kernels/common/*.h cc/kernels/cpu/*.h)
 
@@ -56,7 +55,6 @@ endif
 NVCCFLAGS += $(CUDA_ARCH_FLAGS)
 CU_BUILD := build/cuda/$(shell echo '$(NVCC) $(NVCCFLAGS)' | sha1sum | cut -c1-12)
 CU_OBJS := $(patsubst cc/%.cu.cc,$(CU_BUILD)/%.cu.o,$(CU_SRCS))
-OBJS += $(CU_OBJS)
 GPU_CXXFLAGS := -DTFSO_WITH_CUDA=1
 GPU_LDFLAGS := -L$(CUDA_HOME)/lib64 -l:libcudart_static.a -lpthread -lrt
 endif
@@ -92,18 +90,22 @@ $(BUILD)/tf_flags.mk: $(TF_FLAGS_DEPS) tools/tf_flags.py
 CXXFLAGS := -O3 -fPIC -Wall -Wno-sign-compare -Wno-deprecated-declarations -Wno-interference-size -Wno-psabi -fvisibility=hidden -Icc -Icc/kernels $(patsubst -I%,-isystem %,$(TF_CFLAGS)) -DTFSO_TF_VERSION=$(TF_VERSION) $(GPU_CXXFLAGS)
 LDFLAGS := -shared $(TF_LFLAGS) -Wl,-rpath,'$$ORIGIN/../tensorflow' -Wl,-O1 $(GPU_LDFLAGS) -ldl
 
-$(BUILD)/%.o: cc/%.cc $(HDRS) $(BUILD)/tf_flags.mk $(BUILD)/gpu-$(TFSO_GPU).stamp
+# The C++ objects are kept by compile command too (build/obj/<hash>), with
+# the TensorFlow install's include folder replaced by what identifies its
+# headers (TF_HEADERS: the version and a digest of the folder's file list,
+# tools/tf_flags.py): pip's build against another venv that holds the same
+# TensorFlow reuses make's objects; another TensorFlow, compiler or flag
+# (the GPU kernels on or off) builds a set of its own.
+OBJ_BUILD := build/obj/$(shell echo '$(CXX) $(subst $(TF_INCLUDE),$(TF_HEADERS),$(CXXFLAGS))' | sha1sum | cut -c1-12)
+OBJS := $(patsubst cc/%.cc,$(OBJ_BUILD)/%.o,$(SRCS)) $(CU_OBJS)
+
+$(OBJ_BUILD)/%.o: cc/%.cc $(HDRS)
 	mkdir -p $(dir $@)
 	$(CXX) $(CXXFLAGS) -c $< -o $@
 
 $(CU_BUILD)/%.cu.o: cc/%.cu.cc $(CU_HDRS) | $(BUILD)/include/cuda/.made
 	mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) -I$(BUILD)/include/cuda -x cu -c $< -o $@
-
-# Which kind of build the objects are (CPU-only or with GPU kernels): a
-# change rebuilds everything.
-$(BUILD)/gpu-$(TFSO_GPU).stamp:
-	mkdir -p $(BUILD) && rm -f $(BUILD)/gpu-*.stamp && touch $@
 
 # The list of objects: a source added or removed relinks the library.
 $(shell mkdir -p $(BUILD) && echo '$(OBJS)' | cmp -s - $(BUILD)/objects || echo '$(OBJS)' > $(BUILD)/objects)
@@ -117,11 +119,16 @@ demo: $(VENV)/.installed
 	TF_CPP_MIN_LOG_LEVEL=3 $(PY) -m benchmarks.bench --quick --only W1,W3,W5,W7,W8,T2,T5,T6,S1,S4,P1,P2,P3,P4,P5,P6,P7
 	TF_CPP_MIN_LOG_LEVEL=3 $(PY) -m benchmarks.bench --sweep --quick --out $(BUILD)/bench/sweep
 
+# pytest runs one worker per core, a test file to a worker (module fixtures
+# are built once); the CI steps after bazel's build run side by side, each
+# step's output printed whole when it ends. Several of them are one long
+# serial job (the sanitizer build of the core, a child venv's installs).
+PYTEST_WORKERS := -n $(JOBS) --dist loadfile
 test: $(VENV)/.installed
 	$(MAKE) -j$(JOBS) $(SO)
-	$(PY) -m pytest -q tests
+	$(PY) -m pytest -q $(PYTEST_WORKERS) tests
 	$(MAKE) bazel
-	$(if $(strip $(CI_EXTRA)),$(MAKE) $(CI_EXTRA))
+	$(if $(strip $(CI_EXTRA)),$(MAKE) -j$(JOBS) --output-sync=target $(CI_EXTRA))
 
 # The full benchmark under both of TensorFlow's CPU allocators, the size
 # sweep, and the quick table under every ISA this CPU has.
@@ -135,7 +142,7 @@ bench: $(VENV)/.installed
 
 test-python: $(VENV)/.installed
 	$(MAKE) -j$(JOBS) $(SO)
-	$(PY) -m pytest -q tests -m "not slow"
+	$(PY) -m pytest -q $(PYTEST_WORKERS) tests -m "not slow"
 
 # The same .so through bazel (Debian's bazel 4, offline), with the GPU
 # kernels when nvcc is found (as here), then a wheel.
