@@ -423,3 +423,29 @@ def test_sorted_ids_cut_in_parallel_chunks(n, rng):
     with pytest.raises(tf.errors.InvalidArgumentError,
                        match=rf"segment_ids\[{n // 2 + 7}\] = {bad[n // 2 + 7]} follows"):
         tso.segment_sum(data, bad)
+
+
+def test_sparse_large_inputs_name_the_first_bad_row(rng):
+    """sparse_segment_* on 200k rows (a run of 100k ids, then short runs):
+    a bad index or a decrease deep in the input is named at its first
+    position, and IGNORE drops the bad rows as the small cases do."""
+    n, rows = 200_000, 5000
+    data = tf.constant(rng.standard_normal((rows, 4)), tf.float32)
+    indices = rng.integers(0, rows, size=n)
+    ids = np.concatenate([np.zeros(n // 2, np.int64), np.sort(rng.integers(1, 900, n - n // 2))])
+    ref.assert_same(tso.sparse_segment_mean(data, indices, ids),
+                    tf.sparse.segment_mean(data, indices, ids).numpy())
+    bad = indices.copy()
+    bad[[n - 3, 150_001]] = rows + 1
+    with pytest.raises(tf.errors.InvalidArgumentError,
+                       match=rf"indices\[150001\] == {rows + 1} out of range"):
+        tso.sparse_segment_sum(data, bad, ids)
+    keep = np.ones(n, bool)
+    keep[[n - 3, 150_001]] = False
+    ref.assert_same(tso.sparse_segment_sum(data, bad, ids, num_segments=900,
+                                           bad_indices_policy="IGNORE"),
+                    tf.sparse.segment_sum(data, indices[keep], ids[keep], num_segments=900).numpy())
+    down = ids.copy()
+    down[170_000] = down[169_999] - 1
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"segment_ids\[170000\]"):
+        tso.sparse_segment_sum(data, indices, down)

@@ -88,14 +88,31 @@ void ReduceIndexOrder(const T* data, const Index* rows, int64_t begin, int64_t e
     return;
   }
   if constexpr (std::is_arithmetic<T>::value) {  // registers hold numbers only
-    switch (width) {
-      case 2: return ReduceIndexOrderFixed<2, T, Op>(data, rows, begin, end, limit, slice, col, out);
-      case 4: return ReduceIndexOrderFixed<4, T, Op>(data, rows, begin, end, limit, slice, col, out);
-      case 8: return ReduceIndexOrderFixed<8, T, Op>(data, rows, begin, end, limit, slice, col, out);
-      case 16: return ReduceIndexOrderFixed<16, T, Op>(data, rows, begin, end, limit, slice, col, out);
-      default: break;
+    // Columns in tiles of 32, then 16, 8, 4, 2, 1, each tile a pass over the
+    // run's rows with its accumulators in registers, while the run's tiles
+    // stay in L1 between passes. (Accumulating in `out` instead waits on a
+    // store and a load of each row's sums before the next row's add: two to
+    // three times slower on narrow rows.)
+    if ((end - begin) * width * static_cast<int64_t>(sizeof(T)) <= kSegmentTileRunBytes) {
+      const auto tiles = [&](auto tile, int64_t& c) {
+        constexpr int kWidth = decltype(tile)::value;
+        for (; c + kWidth <= width; c += kWidth) {
+          ReduceIndexOrderFixed<kWidth, T, Op>(data, rows, begin, end, limit, slice, col + c,
+                                               out + c);
+        }
+      };
+      int64_t c = 0;
+      tiles(std::integral_constant<int, 32>(), c);
+      tiles(std::integral_constant<int, 16>(), c);
+      tiles(std::integral_constant<int, 8>(), c);
+      tiles(std::integral_constant<int, 4>(), c);
+      tiles(std::integral_constant<int, 2>(), c);
+      tiles(std::integral_constant<int, 1>(), c);
+      return;
     }
   }
+  // A long run of wide rows: one pass, every column of a row at once (its
+  // adds do not wait on each other).
   PrefetchAhead(data, rows, begin, limit, slice, col, width);
   const T* r0 = RowOf(data, rows, begin, slice) + col;
   std::copy(r0, r0 + width, out);
