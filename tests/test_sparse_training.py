@@ -93,14 +93,24 @@ def test_depth_two_gradient_is_dense_and_equal_to_tf(as_variable, index_dtype):
 
 
 @pytest.mark.parametrize("as_variable", [False, True], ids=["tensor", "variable"])
-def test_rank3_depth1_indices_gradient_values(as_variable):
-    """Depth-1 indices of rank 3 (bags of ids): any gradient type, TF's values."""
+def test_bag_lookup_gradient_is_indexed_slices(as_variable):
+    """Depth-1 indices of rank 3 (bags of ids, [B, L, 1]): an IndexedSlices
+    of the flattened ids and one gradient row per id, as tf.gather gives;
+    under IGNORE the dropped ids are left out of it."""
     params = _params()
     idx = np.array([[[1], [3]], [[3], [0]], [[6], [1]]])
     w = _weights((3, 2, 3), seed=3)
     got = _grad(tso.gather_nd, params, idx, w, as_variable)
-    want = _grad(tf.gather_nd, params, idx, w, as_variable)
+    want = _grad(tf.gather, params, idx[..., 0], w, as_variable)
+    assert isinstance(got, tf.IndexedSlices) and isinstance(want, tf.IndexedSlices)
+    np.testing.assert_array_equal(got.indices.numpy(), want.indices.numpy())
+    np.testing.assert_array_equal(got.values.numpy(), want.values.numpy())
     np.testing.assert_array_equal(_dense(got), _dense(want))
+    bad = idx.copy()
+    bad[1, 0, 0] = 99
+    got = _grad(tso.gather_nd, params, bad, w, as_variable, bad_indices_policy="IGNORE")
+    np.testing.assert_array_equal(got.indices.numpy(), [1, 3, 0, 6, 1])
+    np.testing.assert_array_equal(got.values.numpy(), np.delete(w.reshape(6, 3), 2, axis=0))
 
 
 def _graph_op_types(fn, *args):

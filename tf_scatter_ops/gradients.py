@@ -78,16 +78,18 @@ def _min_max_grad(op, grad):
 def _gather_nd_params_grad(grad, indices, shape, policy):
     """The gradient of a gather_nd from params of `shape` (int64).
 
-    Row lookups (indices of rank 2 and depth 1) get a tf.IndexedSlices, as in
-    TensorFlow, so optimizers update only the looked-up rows; rows dropped by
-    IGNORE are left out of it (an out-of-bound index must never reach an
-    optimizer's scatter). Anything else is dense: a scatter_nd of the
-    gradient, which drops the same rows.
+    Row lookups (indices of depth 1, of any rank: one row's `[1]`, `[N, 1]`,
+    a bag's `[B, L, 1]`) get a tf.IndexedSlices of the flattened ids and their rows,
+    as TensorFlow's tf.gather does, so optimizers update only the looked-up
+    rows; rows dropped by IGNORE are left out of it (an out-of-bound index
+    must never reach an optimizer's scatter). Anything else is dense: a
+    scatter_nd of the gradient, which drops the same rows.
     """
-    if indices.shape.rank == 2 and indices.shape[-1] == 1:
-        rows = indices[:, 0]
+    if indices.shape.rank is not None and indices.shape.rank >= 1 and indices.shape[-1] == 1:
+        rows = tf.reshape(indices, [-1])
         if rows.dtype == tf.int16:
             rows = tf.cast(rows, tf.int32)
+        grad = tf.reshape(grad, tf.concat([[-1], tf.shape(grad)[indices.shape.rank - 1:]], 0))
         if policy == "IGNORE":
             keep = tf.logical_and(rows >= 0, rows < tf.cast(shape[0], rows.dtype))
             rows, grad = tf.boolean_mask(rows, keep), tf.boolean_mask(grad, keep)
