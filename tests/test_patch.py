@@ -36,6 +36,11 @@ V1_SEGMENTS = [n for n in SEGMENTS + [sys.intern("sparse_" + n) for n in SPARSE_
 METHODS = ["scatter_nd_update", "scatter_nd_add", "scatter_nd_sub", "scatter_nd_min", "scatter_nd_max"]
 CLASSES = {"tf.Variable": resource_variable_ops.BaseResourceVariable,
            "tf.compat.v1.RefVariable": ref_variable.RefVariable}
+# a resource variable's IndexedSlices methods (tests/test_lookups.py)
+RESOURCE_METHODS = ["scatter_add", "scatter_sub", "scatter_min", "scatter_max", "scatter_update",
+                    "sparse_read"]
+NN = {"tf.nn": tf.nn, "tf.compat.v2.nn": tf.compat.v2.nn, "tf.compat.v1.nn": tf.compat.v1.nn}
+NN_NAMES = ["embedding_lookup", "embedding_lookup_sparse"]
 
 
 @pytest.fixture(autouse=True)
@@ -59,8 +64,11 @@ def _op_types(fn, *args):
 
 def _every_patched_name():
     """(namespace or class, name) of everything patch_tensorflow() replaces."""
-    spaces = dict(_namespaces(), **CLASSES, **MATH, **SPARSE)
+    spaces = dict(_namespaces(), **CLASSES, **MATH, **SPARSE, **NN)
     names = _all_names() + [("tf.compat.v1", n) for n in V1_VARIABLE]
+    names += [(ns, "gather") for ns in _namespaces()]
+    names += [(m, n) for m in NN for n in NN_NAMES]
+    names += [("tf.Variable", m) for m in RESOURCE_METHODS]
     names += [(m, n) for m in MATH for n in SEGMENTS]
     names += [(m, n) for m in SPARSE for n in SPARSE_SEGMENTS]
     names += [("tf.compat.v1", n) for n in V1_SEGMENTS]

@@ -13,6 +13,10 @@ one changes meaning.
   methods to, and variable_accessed (patch.py, variables.py).
 - dist_values, values_util: tf.distribute's rules for sparse updates of
   distributed variables (variables.py).
+- array_ops.gather, embedding_ops: TensorFlow's tf.gather and embedding
+  lookups themselves, for what tso.gather and tso.nn hand back to them (an
+  axis other than 0, a partitioned variable), whatever the patch has done to
+  the tf.* names (ops.py, nn.py).
 - func_graph_transforms: the list of transforms TensorFlow applies to every
   traced function graph (xla_sites.py), or None where TensorFlow has none.
 """
@@ -20,6 +24,7 @@ one changes meaning.
 from tensorflow.python.distribute import values as dist_values  # noqa: F401
 from tensorflow.python.distribute import values_util  # noqa: F401
 from tensorflow.python.framework.ops import EagerTensor  # noqa: F401
+from tensorflow.python.ops import array_ops, embedding_ops  # noqa: F401
 from tensorflow.python.ops import control_flow_util, control_flow_util_v2  # noqa: F401
 from tensorflow.python.ops import ref_variable, resource_variable_ops  # noqa: F401
 from tensorflow.python.util import tf_stack  # noqa: F401

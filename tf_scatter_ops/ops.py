@@ -21,6 +21,7 @@ from tf_scatter_ops import _calls, _convert, variables, xla_sites
 from tf_scatter_ops._calls import in_xla_context, xla_uses_our_kernels  # noqa: F401  (API)
 from tf_scatter_ops._convert import DTYPES, INDEX_DTYPES, POLICIES, public  # noqa: F401  (API)
 from tf_scatter_ops._tf_private import EagerTensor as _EagerTensor
+from tf_scatter_ops._tf_private import array_ops as _array_ops
 
 
 def _tensor_scatter(op, tensor, indices, updates, bad_indices_policy, name):
@@ -165,6 +166,48 @@ def gather_nd(params, indices, batch_dims=0, name=None, bad_indices_policy=""):
         if from_variable:
             return variables.gather_rows(variable, indices, policy)
         return _calls.raw_op("gather_nd")(params=params, indices=indices, bad_indices_policy=policy)
+
+
+def _ours_reads(params):
+    """True when our gather_nd can read `params`' rows: a tensor, a resource
+    variable (also behind a Keras or distributed variable) or what converts
+    to a tensor, of a dtype our gather_nd takes; not a partitioned or
+    sharded variable, nor a composite tensor."""
+    if _convert.foreign(params) and not variables.is_resource_variable(variables.local_variable(params)):
+        return False
+    if type(variables.unwrap(params)).__name__ in ("ShardedVariable", "PartitionedVariable"):
+        return False
+    dtype = getattr(params, "dtype", None)
+    return dtype is None or tf.as_dtype(dtype).base_dtype in _convert.DTYPE_SETS["gather_nd"]
+
+
+@public
+def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name=None,
+           bad_indices_policy=""):
+    """tf.gather: `params`' slices along `axis` at `indices`, of any rank.
+
+    Along axis 0 without batch dimensions (row lookups) this is our
+    gather_nd of `indices[..., None]`: rows read straight from a variable,
+    the first bad index named (or, with "IGNORE", zeros for it), and a
+    `tf.IndexedSlices` gradient of the flattened ids, as tf.gather's.
+    Another axis or batch_dims, a partitioned or sharded variable, or a
+    dtype our ops do not take, goes to TensorFlow's tf.gather (which then
+    takes no bad_indices_policy). `validate_indices` is ignored, as in
+    TensorFlow.
+    """
+    del validate_indices  # deprecated and ignored by TensorFlow too
+    axis_value = 0 if axis is None else _convert.static_int(axis)
+    if axis_value == 0 and _convert.static_int(batch_dims) == 0 and _ours_reads(params):
+        with _convert.scope(name or "gather"):
+            indices = _convert.indices(indices)
+            return gather_nd(params, tf.expand_dims(indices, -1),
+                             bad_indices_policy=bad_indices_policy)
+    if _convert.check_policy(bad_indices_policy):
+        raise ValueError(
+            "bad_indices_policy applies to row lookups (axis 0, batch_dims 0) of the "
+            f"dtypes gather_nd takes; this gather (axis={axis!r}, batch_dims={batch_dims!r}) "
+            "is TensorFlow's")
+    return _array_ops.gather(params, indices, name=name, axis=axis, batch_dims=batch_dims)
 
 
 # TensorFlow 1.x names.

@@ -7,13 +7,16 @@
         model(x)
 
 Patched names: `tf.scatter_nd`, `tf.tensor_scatter_nd_{update,add,sub,min,max}`,
-`tf.gather_nd`, `tf.math.unsorted_segment_{sum,prod,min,max,mean,sqrt_n}`,
+`tf.gather_nd`, `tf.gather`, `tf.nn.embedding_lookup`, `tf.nn.embedding_lookup_sparse`,
+`tf.math.unsorted_segment_{sum,prod,min,max,mean,sqrt_n}`,
 `tf.math.segment_{sum,prod,min,max,mean}`, `tf.sparse.segment_{sum,mean,sqrt_n}`,
 the same names under `tf.compat.v2` and `tf.compat.v1`, v1's top-level
 `unsorted_segment_*`, `segment_*` and `sparse_segment_{sum,mean,sqrt_n}`,
 v1's `tensor_scatter_{update,add,sub}` and `scatter_nd_{update,add,sub}`
-(in-place variable updates), and the variables' `scatter_nd_{update,add,sub,
-min,max}` methods (resource variables, and v1 ref variables). Each replacement keeps the positional
+(in-place variable updates), the variables' `scatter_nd_{update,add,sub,
+min,max}` methods (resource variables, and v1 ref variables), and a resource
+variable's `scatter_{add,sub,min,max,update}` (an IndexedSlices: how Keras's
+and v1's optimizers apply a sparse gradient) and `sparse_read`. Each replacement keeps the positional
 order of the TensorFlow function it replaces (v1's `gather_nd` has `name`
 before `batch_dims`, v1's `sparse_segment_*` `name` before `num_segments`);
 inputs our ops do not take (RaggedTensor, SparseTensor,
@@ -45,7 +48,7 @@ import threading
 import tensorflow as tf
 
 
-from tf_scatter_ops import _convert, _table, ops, segments, variables
+from tf_scatter_ops import _convert, _table, nn, ops, segments, variables
 from tf_scatter_ops._tf_private import ref_variable, resource_variable_ops
 
 
@@ -55,8 +58,18 @@ def _v1_gather_nd(params, indices, name=None, batch_dims=0, bad_indices_policy="
     return ops.gather_nd(params, indices, batch_dims, name, bad_indices_policy)
 
 
-# tf.<name> -> ours, for every row of the op table in tf's namespace.
+# tf.<name> -> ours, for every row of the op table in tf's namespace, and
+# tf.gather (row lookups on our gather_nd).
 _V2 = {row.py: getattr(ops, row.py) for row in _table.OPS if not _table.NAMESPACE[row.py][0]}
+_V2["gather"] = ops.gather
+# tf.nn's embedding lookups (v2's and v1's signatures). They take a
+# SparseTensor or RaggedTensor of ids themselves, and hand what the plugin
+# does not read (a partitioned variable) to TensorFlow's function.
+_NN = {"embedding_lookup": nn.embedding_lookup,
+       "embedding_lookup_sparse": nn.embedding_lookup_sparse}
+_V1_NN = {"embedding_lookup": nn.embedding_lookup_v1,
+          "embedding_lookup_sparse": nn.embedding_lookup_sparse_v1}
+_TAKE_COMPOSITES = frozenset(list(_NN.values()) + list(_V1_NN.values()))
 # tf.math.<name> -> ours: the segment family, its rows and the two reductions
 # TensorFlow composes from unsorted_segment_sum; tf.sparse.segment_* -> ours.
 _MATH = {name: getattr(segments, name) for name in
@@ -130,6 +143,15 @@ _V1 = dict(
        if hasattr(tf.compat.v1, row.py) and _table.NAMESPACE[row.py][1] in _V1_SPARSE},
 )
 _METHODS = {op: _variable_method(op) for op in variables._OPS}
+# A resource variable's methods that take an IndexedSlices (what optimizers
+# apply sparse gradients with) and sparse_read; the originals are
+# TensorFlow's, taken before any patch.
+_BASE = resource_variable_ops.BaseResourceVariable
+_RESOURCE_METHODS = dict(
+    _METHODS,
+    **{name: variables.sparse_delta_method(name, getattr(_BASE, name))
+       for name in variables._SPARSE_DELTA_OPS},
+    sparse_read=variables.sparse_read_method(_BASE.sparse_read))
 
 
 def _v1_namespaces():
@@ -158,7 +180,9 @@ def _modules():
             (tf.compat.v1.math, _V1_MATH, "tf.compat.v1.math."),
             (tf.sparse, _SPARSE, "tf.sparse."), (tf.compat.v2.sparse, _SPARSE, "tf.compat.v2.sparse."),
             (tf.compat.v1.sparse, _V1_SPARSE, "tf.compat.v1.sparse."),
-            (resource_variable_ops.BaseResourceVariable, _METHODS, "tf.Variable."),
+            (tf.nn, _NN, "tf.nn."), (tf.compat.v2.nn, _NN, "tf.compat.v2.nn."),
+            (tf.compat.v1.nn, _V1_NN, "tf.compat.v1.nn."),
+            (resource_variable_ops.BaseResourceVariable, _RESOURCE_METHODS, "tf.Variable."),
             (ref_variable.RefVariable, _METHODS, "tf.compat.v1.RefVariable."))
 
 
@@ -196,6 +220,8 @@ def _with_fallback(ours, tensorflows):
     type: see _convert.foreign) goes to TensorFlow's function, and through it
     to TensorFlow's dispatch."""
     call = _in_their_order(ours, tensorflows)
+    if ours in _TAKE_COMPOSITES:
+        return call
 
     @functools.wraps(call)
     def f(*args, **kwargs):

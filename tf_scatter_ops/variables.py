@@ -171,3 +171,46 @@ def gather_rows(var, indices, policy):
         return tf.raw_ops.GatherNd(params=var.value(), indices=indices)
     return _calls.library_op("ResourceGatherNd")(var.handle, indices, dtype=var.dtype,
                                            bad_indices_policy=policy)
+
+
+# The tf.Variable methods that take an IndexedSlices (TensorFlow's
+# ResourceScatter* and ResourceGather), on our kernels: what Keras's and v1's
+# optimizers call to apply a sparse gradient. Indices of any rank address
+# rows (the depth-1 indices of scatter_nd_*); TensorFlow's methods take the
+# variable's lock whatever use_locking says, and so do these.
+_SPARSE_DELTA_OPS = {"scatter_add": "scatter_nd_add", "scatter_sub": "scatter_nd_sub",
+                     "scatter_min": "scatter_nd_min", "scatter_max": "scatter_nd_max",
+                     "scatter_update": "scatter_nd_update"}
+
+
+def sparse_delta_method(method, tensorflows):
+    """variable.<method>(sparse_delta, use_locking=False, name=None) on our
+    in-place scatter; `tensorflows` (the method it replaces) takes what ours
+    does not: a dtype our ops do not take."""
+    ours = globals()[_SPARSE_DELTA_OPS[method]]
+    tensor_op = _OPS[_SPARSE_DELTA_OPS[method]][0]
+
+    def f(self, sparse_delta, use_locking=False, name=None):
+        if not isinstance(sparse_delta, tf.IndexedSlices):
+            raise TypeError(f"Argument `sparse_delta` must be a `tf.IndexedSlices`. "
+                            f"Received arg: {sparse_delta}")
+        if self.dtype.base_dtype not in _convert.DTYPE_SETS[tensor_op]:
+            return tensorflows(self, sparse_delta, use_locking, name)
+        rows = tf.expand_dims(_convert.indices(sparse_delta.indices), -1)
+        return ours(self, rows, sparse_delta.values, True, name or method)
+    f.__name__ = f.__qualname__ = method
+    f.__doc__ = f"tf.Variable.{method} on the plugin's {_SPARSE_DELTA_OPS[method]} (in place)."
+    return _convert.public(f)
+
+
+def sparse_read_method(tensorflows):
+    """variable.sparse_read(indices, name=None): the rows at `indices` (any
+    rank), read straight from the variable's buffer (ResourceGatherNd, an
+    IndexedSlices gradient); other dtypes: TensorFlow's method."""
+    def sparse_read(self, indices, name=None):
+        if self.dtype.base_dtype not in _convert.DTYPE_SETS["gather_nd"]:
+            return tensorflows(self, indices, name)
+        with _convert.scope(name or "Gather"):
+            return gather_rows(self, tf.expand_dims(_convert.indices(indices), -1), "")
+    sparse_read.__doc__ = "tf.Variable.sparse_read on the plugin's row read."
+    return _convert.public(sparse_read)

@@ -1,0 +1,206 @@
+"""Row lookups as TensorFlow's API names them: tso.gather, tso.nn's
+embedding lookups and the variables' IndexedSlices methods, against
+TensorFlow's (values bitwise, gradient types and values), the patched names,
+and what goes back to TensorFlow (another axis, a partitioned variable)."""
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import tf_scatter_ops as tso
+
+
+def _table(rows=10, dim=3, seed=0):
+    return np.random.default_rng(seed).standard_normal((rows, dim)).astype(np.float32)
+
+
+def _grad(lookup, params, as_variable):
+    p = tf.Variable(params) if as_variable else tf.constant(params)
+    with tf.GradientTape() as tape:
+        if not as_variable:
+            tape.watch(p)
+        y = lookup(p)
+        loss = tf.reduce_sum(y * tf.reshape(tf.range(1.0, tf.cast(tf.size(y), tf.float32) + 1),
+                                            tf.shape(y)))
+    return y, tape.gradient(loss, p)
+
+
+def _same_slices(got, want):
+    assert isinstance(got, tf.IndexedSlices) and isinstance(want, tf.IndexedSlices)
+    np.testing.assert_array_equal(got.indices.numpy(), want.indices.numpy())
+    np.testing.assert_array_equal(got.values.numpy(), want.values.numpy())
+    np.testing.assert_array_equal(tf.convert_to_tensor(got).numpy(),
+                                  tf.convert_to_tensor(want).numpy())
+
+
+# -- tso.gather -------------------------------------------------------------
+
+@pytest.mark.parametrize("as_variable", [False, True], ids=["tensor", "variable"])
+@pytest.mark.parametrize("ids", [3, [4, 1, 4], [[0, 9], [2, 2], [7, 1]]],
+                         ids=["scalar", "vector", "bags"])
+@pytest.mark.parametrize("index_dtype", [tf.int16, tf.int32, tf.int64], ids=lambda d: d.name)
+def test_gather_rows_and_gradient_equal_tf_gather(as_variable, ids, index_dtype):
+    params = _table()
+    ids_tf = tf.constant(ids, index_dtype)
+    want_ids = tf.cast(ids_tf, tf.int32) if index_dtype == tf.int16 else ids_tf
+    got, got_grad = _grad(lambda p: tso.gather(p, ids_tf), params, as_variable)
+    want, want_grad = _grad(lambda p: tf.gather(p, want_ids), params, as_variable)
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+    _same_slices(got_grad, want_grad)
+
+
+def test_gather_other_axes_and_batch_dims_are_tensorflows():
+    params = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    ids = tf.constant([[2, 0], [1, 1]])
+    for kw in (dict(axis=1), dict(axis=-1), dict(axis=1, batch_dims=1)):
+        np.testing.assert_array_equal(tso.gather(params, ids, **kw).numpy(),
+                                      tf.gather(params, ids, **kw).numpy())
+    with pytest.raises(ValueError, match="bad_indices_policy applies to row lookups"):
+        tso.gather(params, ids, axis=1, bad_indices_policy="IGNORE")
+    strings = tf.constant(["a", "b", "c"])
+    assert tso.gather(strings, [2, 0]).numpy().tolist() == [b"c", b"a"]
+
+
+def test_gather_names_the_first_bad_id_and_ignore_gives_zeros():
+    params = _table(5, 2)
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"indices\[1\] = \[7\]"):
+        tso.gather(params, [1, 7, 9])
+    got = tso.gather(params, [[1, 7]], bad_indices_policy="IGNORE").numpy()
+    np.testing.assert_array_equal(got, [[params[1], [0, 0]]])
+
+
+# -- embedding lookups ------------------------------------------------------
+
+@pytest.mark.parametrize("strategy", ["mod", "div"])
+@pytest.mark.parametrize("shards", [1, 3])
+def test_embedding_lookup_equals_tensorflows(strategy, shards):
+    table = _table(11, 4)
+    if shards == 1:
+        params = [tf.Variable(table)]
+    else:  # TensorFlow's layouts of 11 rows in 3 tables
+        if strategy == "mod":
+            params = [tf.Variable(table[s::3]) for s in range(3)]
+        else:
+            params = [tf.Variable(table[a:b]) for a, b in ((0, 4), (4, 8), (8, 11))]
+    ids = tf.constant([[10, 0, 3], [5, 5, 7]])
+    for max_norm in (None, 1.0):
+        def ours(_):
+            return tso.nn.embedding_lookup_v1(params, ids, strategy, max_norm=max_norm)
+
+        def theirs(_):
+            return tf.compat.v1.nn.embedding_lookup(params, ids, strategy, max_norm=max_norm)
+        with tf.GradientTape(persistent=True) as tape:
+            got, want = ours(None), theirs(None)
+            lg, lw = tf.reduce_sum(got * got), tf.reduce_sum(want * want)
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+        for g, w in zip(tape.gradient(lg, params), tape.gradient(lw, params)):
+            _same_slices(g, w)
+    np.testing.assert_array_equal(tso.nn.embedding_lookup(params, ids).numpy(),
+                                  tf.nn.embedding_lookup(params, ids).numpy())
+
+
+@pytest.mark.parametrize("combiner", ["sum", "mean", "sqrtn"])
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("ragged", [False, True])
+def test_embedding_lookup_sparse_equals_tensorflows(combiner, weighted, ragged):
+    table = tf.Variable(_table(20, 5))
+    ids = tf.ragged.constant([[3, 1, 3], [7], [0, 19, 4, 4]], tf.int64)
+    weights = tf.ragged.constant([[0.5, 2.0, -1.0], [3.0], [1.0, 1.0, 0.25, 4.0]])
+    sp_ids = ids if ragged else ids.to_sparse()
+    sp_weights = (weights if ragged else weights.to_sparse()) if weighted else None
+    with tf.GradientTape(persistent=True) as tape:
+        got = tso.nn.embedding_lookup_sparse(table, sp_ids, sp_weights, combiner=combiner)
+        want = tf.nn.embedding_lookup_sparse(table, sp_ids, sp_weights, combiner=combiner)
+        lg, lw = tf.reduce_sum(got * got), tf.reduce_sum(want * want)
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+    g, w = tape.gradient(lg, table), tape.gradient(lw, table)
+    assert isinstance(g, tf.IndexedSlices)
+    np.testing.assert_allclose(tf.convert_to_tensor(g).numpy(), tf.convert_to_tensor(w).numpy(),
+                               rtol=1e-6, atol=1e-6)
+
+
+def test_embedding_lookup_sparse_bad_id_and_combiner():
+    table = tf.Variable(_table(4, 2))
+    sp = tf.ragged.constant([[1, 9]], tf.int64).to_sparse()
+    with pytest.raises(tf.errors.InvalidArgumentError, match="9"):
+        tso.nn.embedding_lookup_sparse(table, sp, None)
+    with pytest.raises(ValueError, match="combiner"):
+        tso.nn.embedding_lookup_sparse(table, sp, None, combiner="max")
+
+
+# -- the variables' IndexedSlices methods ------------------------------------
+
+@pytest.mark.parametrize("method", ["scatter_add", "scatter_sub", "scatter_min", "scatter_max",
+                                    "scatter_update"])
+def test_variable_methods_under_the_patch_equal_tensorflows(method):
+    table = _table(6, 2)
+    delta = tf.IndexedSlices(tf.constant(_table(4, 2, seed=1)), tf.constant([4, 0, 4, 2]))
+    theirs = tf.Variable(table)
+    getattr(theirs, method)(delta)
+    ours = tf.Variable(table)
+    with tso.patched():
+        assert "TfScatter" in str(tf.function(lambda: getattr(ours, method)(delta))
+                                  .get_concrete_function().graph.as_graph_def())
+        out = getattr(ours, method)(delta)
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+    np.testing.assert_array_equal(out.numpy(), theirs.numpy())
+    with tso.patched(), pytest.raises(TypeError, match="IndexedSlices"):
+        getattr(ours, method)(tf.constant([1.0]))
+
+
+def test_sparse_read_and_other_dtypes_under_the_patch():
+    table = tf.Variable(_table(6, 2))
+    flags = tf.Variable([True, False, True])
+    with tso.patched():
+        rows, grad = _grad(lambda p: p.sparse_read([[5, 1], [1, 1]]), table.numpy(), True)
+        np.testing.assert_array_equal(table.sparse_read([3]).numpy(), table.numpy()[[3]])
+        assert flags.sparse_read([2, 1]).numpy().tolist() == [True, False]  # TensorFlow's
+    want_rows, want_grad = _grad(lambda p: p.sparse_read([[5, 1], [1, 1]]), table.numpy(), True)
+    np.testing.assert_array_equal(rows.numpy(), want_rows.numpy())
+    _same_slices(grad, want_grad)
+
+
+def test_patched_names_route_and_unpatch_restores():
+    from tf_scatter_ops import patch
+    names = patch.patched_names()
+    for name in ("tf.gather", "tf.compat.v1.gather", "tf.nn.embedding_lookup",
+                 "tf.compat.v1.nn.embedding_lookup", "tf.nn.embedding_lookup_sparse",
+                 "tf.Variable.scatter_add", "tf.Variable.sparse_read"):
+        assert name in names
+    original = tf.gather
+    table = tf.constant(_table())
+    with tso.patched():
+        graph = tf.function(lambda: (tf.gather(table, [1, 2]),
+                                     tf.compat.v1.gather(table, [1], None, "g"),
+                                     tf.nn.embedding_lookup(table, [[3]]))).get_concrete_function()
+        types = {op.type for op in graph.graph.get_operations()}
+        assert "TfScatter>GatherNd" in types and "GatherV2" not in types
+    assert tf.gather is original
+
+
+def test_keras_embedding_model_trains_through_the_patch_like_stock():
+    """keras.layers.Embedding (which reads with tf.gather... through Keras'
+    take) and Keras SGD (which applies the IndexedSlices gradient with
+    scatter_sub) under the patch: the same weights as stock, bitwise."""
+    def train():
+        keras.utils.set_random_seed(1)
+        model = keras.Sequential([keras.Input((4,), dtype="int32"), keras.layers.Embedding(50, 8),
+                                  keras.layers.GlobalAveragePooling1D(), keras.layers.Dense(1)])
+        model.compile(optimizer=keras.optimizers.SGD(0.1), loss="mse")
+        x = np.random.default_rng(0).integers(0, 50, (64, 4))
+        y = np.random.default_rng(1).standard_normal((64, 1)).astype(np.float32)
+        model.fit(x, y, batch_size=16, epochs=2, verbose=0, shuffle=False)
+        step = tf.function(model.train_step).get_concrete_function(
+            (tf.TensorSpec([16, 4], tf.int32), tf.TensorSpec([16, 1], tf.float32)))
+        graph = str(step.graph.as_graph_def())
+        routed = (("TfScatter>ResourceGatherNd" in graph or "TfScatter>GatherNd" in graph)
+                  and "TfScatter>ResourceScatterNdSub" in graph)
+        return [w.numpy() for w in model.weights], routed
+    stock, routed = train()
+    assert not routed
+    with tso.patched():
+        ours, routed = train()
+    assert routed  # the lookup (from the variable) and the SGD update ran our kernels
+    for a, b in zip(ours, stock):
+        np.testing.assert_array_equal(a, b)

@@ -1,0 +1,199 @@
+"""tf.nn's embedding lookups on the plugin's row reads and segment ops.
+
+    tso.nn.embedding_lookup(table, ids)                      # tf.nn.embedding_lookup
+    tso.nn.embedding_lookup([shard0, shard1], ids)           # "div" partitioning
+    tso.nn.embedding_lookup_sparse(table, sp_ids, None, combiner="mean")
+
+TensorFlow's names, signatures and results: the rows are read with
+tso.gather (straight from a variable's buffer, first bad id named, an
+`IndexedSlices` gradient), a list of tables is partitioned as TensorFlow's
+`partition_strategy` says ("mod": id i in table i % n at row i // n; "div":
+contiguous blocks, the first tables one row longer), and `max_norm` clips
+each looked-up row to that l2 norm. The bags of `embedding_lookup_sparse`
+are reduced by the plugin's sparse_segment_* (no weights) or segment_sum
+(weights), in TensorFlow's order. A PartitionedVariable, a ShardedVariable or
+a dtype the plugin's gather does not take goes to TensorFlow's function.
+"""
+
+import tensorflow as tf
+
+from tf_scatter_ops import _convert, ops, segments, variables
+from tf_scatter_ops._tf_private import embedding_ops as _embedding_ops
+
+_COMBINERS = ("sum", "mean", "sqrtn")
+
+
+def _clip(rows, ids, max_norm):
+    """Each looked-up row (the axes after ids') clipped to l2 norm max_norm."""
+    if max_norm is None:
+        return rows
+    ids_rank, rows_rank = ids.shape.rank, rows.shape.rank
+    if ids_rank is None or rows_rank is None:
+        axes = tf.range(tf.rank(ids), tf.rank(rows))
+    else:
+        axes = list(range(ids_rank, rows_rank))
+    return tf.clip_by_norm(rows, max_norm, axes=axes)
+
+
+def _tensorflows(params):
+    """True when TensorFlow's own lookup must read `params`."""
+    shards = params if isinstance(params, (list, tuple)) else [params]
+    return not shards or not all(ops._ours_reads(p) for p in shards)
+
+
+def _partition(flat_ids, params, partition_strategy):
+    """(table of each id, its row in that table), as TensorFlow's lookup
+    partitions ids among the tables of a list."""
+    n = len(params)
+    if partition_strategy == "mod":
+        return flat_ids % n, flat_ids // n
+    if partition_strategy != "div":
+        raise ValueError(
+            f"Unrecognized partition strategy: {partition_strategy!r}; must be 'mod' or 'div'")
+    sizes = [tf.cast(tf.shape(p)[0], flat_ids.dtype) if p.shape[0] is None
+             else tf.constant(p.shape[0], flat_ids.dtype) for p in params]
+    total = tf.add_n(sizes)
+    per_table = total // n
+    extras = total % n
+    table = tf.maximum(flat_ids // (per_table + 1), (flat_ids - extras) // per_table)
+    row = tf.where(table < extras, flat_ids % (per_table + 1), (flat_ids - extras) % per_table)
+    return table, row
+
+
+def _lookup(params, ids, partition_strategy, max_norm, bad_indices_policy):
+    if not isinstance(params, (list, tuple)):
+        params = [params]
+    ids = _convert.indices(ids)
+    if len(params) == 1:
+        return _clip(ops.gather(params[0], ids, bad_indices_policy=bad_indices_policy), ids,
+                     max_norm)
+    flat = tf.reshape(ids, [-1])
+    table, row = _partition(flat, params, partition_strategy)
+    table = tf.cast(table, tf.int32)
+    n = len(params)
+    rows = tf.dynamic_partition(row, table, n)
+    positions = tf.dynamic_partition(tf.range(tf.size(flat)), table, n)
+    parts = [ops.gather(p, r, bad_indices_policy=bad_indices_policy)
+             for p, r in zip(params, rows)]
+    looked_up = tf.dynamic_stitch(positions, parts)
+    row_shape = params[0].shape[1:]
+    for p in params[1:]:
+        row_shape = row_shape.merge_with(p.shape[1:])
+    dynamic_row_shape = (row_shape.as_list() if row_shape.is_fully_defined()
+                         else tf.shape(params[0])[1:])
+    looked_up = tf.reshape(looked_up, tf.concat([tf.shape(ids), dynamic_row_shape], 0))
+    looked_up.set_shape(ids.shape.concatenate(row_shape))
+    return _clip(looked_up, ids, max_norm)
+
+
+@_convert.public
+def embedding_lookup(params, ids, max_norm=None, name=None, bad_indices_policy=""):
+    """tf.nn.embedding_lookup: the rows of `params` (a table, or a list of
+    tables partitioned "div", as TensorFlow 2's) at `ids`, of any shape; see
+    the module."""
+    return embedding_lookup_v1(params, ids, "div", name, None, max_norm, bad_indices_policy)
+
+
+@_convert.public
+def embedding_lookup_v1(params, ids, partition_strategy="mod", name=None,
+                        validate_indices=True, max_norm=None, bad_indices_policy=""):
+    """tf.compat.v1.nn.embedding_lookup (partition_strategy "mod" or "div")."""
+    del validate_indices  # ignored by TensorFlow too
+    if params is None or (isinstance(params, (list, tuple)) and not params):
+        raise ValueError("params must be a table or a non-empty list of tables")
+    if _tensorflows(params):
+        if _convert.check_policy(bad_indices_policy):
+            raise ValueError("bad_indices_policy applies where the plugin reads the rows; "
+                             "this lookup (a partitioned variable or another dtype) is TensorFlow's")
+        return _embedding_ops.embedding_lookup(params, ids, partition_strategy, name,
+                                               max_norm=max_norm)
+    with _convert.scope(name or "embedding_lookup"):
+        return tf.identity(_lookup(params, ids, partition_strategy, max_norm, bad_indices_policy))
+
+
+def _bags(sp_ids, sp_weights):
+    """(segment ids, ids, weights or None) of a 2-D SparseTensor or
+    RaggedTensor of ids, as TensorFlow's embedding_lookup_sparse reads them."""
+    if isinstance(sp_ids, tf.RaggedTensor):
+        if sp_weights is not None and not isinstance(sp_weights, tf.RaggedTensor):
+            raise TypeError("sp_ids is a RaggedTensor, so sp_weights must be one too")
+        segment_ids = sp_ids.value_rowids()
+        weights = None if sp_weights is None else sp_weights.values
+        return segment_ids, sp_ids.values, weights
+    if not isinstance(sp_ids, tf.SparseTensor):
+        raise TypeError(f"sp_ids must be a SparseTensor or a RaggedTensor, got {type(sp_ids).__name__}")
+    if sp_weights is not None and not isinstance(sp_weights, tf.SparseTensor):
+        raise TypeError("sp_ids is a SparseTensor, so sp_weights must be one too")
+    weights = None if sp_weights is None else sp_weights.values
+    return sp_ids.indices[:, 0], sp_ids.values, weights
+
+
+@_convert.public
+def embedding_lookup_sparse(params, sp_ids, sp_weights, combiner=None, max_norm=None, name=None,
+                            allow_fast_lookup=False, bad_indices_policy=""):
+    """tf.nn.embedding_lookup_sparse: one row per bag (a row of `sp_ids`), the
+    "sum", "mean" (default) or "sqrtn" of its ids' rows, weighted by
+    `sp_weights` when given. Without weights, one table and no max_norm,
+    the plugin's sparse_segment_* reads the bags' rows from the table
+    directly (no gathered copy) and its gradient is an IndexedSlices. A
+    list of tables is partitioned "div", as TensorFlow 2's."""
+    return embedding_lookup_sparse_v1(params, sp_ids, sp_weights, "div", name, combiner,
+                                      max_norm, allow_fast_lookup, bad_indices_policy)
+
+
+@_convert.public
+def embedding_lookup_sparse_v1(params, sp_ids, sp_weights, partition_strategy="mod", name=None,
+                               combiner=None, max_norm=None, allow_fast_lookup=False,
+                               bad_indices_policy=""):
+    """tf.compat.v1.nn.embedding_lookup_sparse (partition_strategy "mod" or "div")."""
+    combiner = "mean" if combiner is None else combiner
+    if combiner not in _COMBINERS:
+        raise ValueError(f"combiner must be one of 'mean', 'sqrtn' or 'sum', got {combiner!r}")
+    if _tensorflows(params):
+        return _embedding_ops.embedding_lookup_sparse(
+            params, sp_ids, sp_weights, partition_strategy, name, combiner, max_norm,
+            allow_fast_lookup)
+    tables = list(params) if isinstance(params, (list, tuple)) else [params]
+    with _convert.scope(name or "embedding_lookup_sparse"):
+        segment_ids, ids, weights = _bags(sp_ids, sp_weights)
+        if len(tables) == 1 and max_norm is None and weights is None:
+            # the rows are read by the segment op itself, from the variable's
+            # buffer without a copy of it (as TensorFlow's lookup does)
+            table = variables.local_variable(tables[0])
+            if variables.is_resource_variable(table):
+                table = table.read_value_no_copy()
+            return _reduce_bags(table, ids, segment_ids, combiner, bad_indices_policy)
+        unique, idx = tf.unique(ids)
+        rows = _lookup(tables, unique, partition_strategy, max_norm, bad_indices_policy)
+        if weights is None:
+            return _reduce_bags(rows, idx, segment_ids, combiner, "")
+        return _weighted_bags(rows, idx, segment_ids, weights, combiner)
+
+
+def _reduce_bags(table, ids, segment_ids, combiner, policy):
+    op = {"sum": segments.sparse_segment_sum, "mean": segments.sparse_segment_mean,
+          "sqrtn": segments.sparse_segment_sqrt_n}[combiner]
+    return op(table, ids, segment_ids, sparse_gradient=True, bad_indices_policy=policy)
+
+
+def _weighted_bags(rows, idx, segment_ids, weights, combiner):
+    """TensorFlow's weighted bags: the rows times their weights, summed per
+    bag in order, then over the bag's weight sum ("mean") or the root of its
+    squared weights' sum ("sqrtn"), 0 for a bag whose weights sum to 0."""
+    rows = ops.gather(rows, idx)
+    dtype = rows.dtype
+    if dtype in (tf.float16, tf.bfloat16):
+        rows = tf.cast(rows, tf.float32)
+    weights = tf.cast(weights, rows.dtype)
+    ones = tf.ones(tf.expand_dims(tf.rank(rows) - 1, 0), tf.int32)
+    shaped = tf.reshape(weights, tf.concat([tf.shape(weights), ones], 0))
+    if rows.shape.rank is not None:
+        shaped.set_shape(weights.shape.concatenate([1] * (rows.shape.rank - 1)))
+    segment_ids = tf.cast(segment_ids, tf.int32)
+    summed = segments.segment_sum(rows * shaped, segment_ids)
+    if combiner == "mean":
+        summed = tf.math.divide_no_nan(summed, segments.segment_sum(shaped, segment_ids))
+    elif combiner == "sqrtn":
+        summed = tf.math.divide_no_nan(
+            summed, tf.sqrt(segments.segment_sum(tf.pow(shaped, 2), segment_ids)))
+    return tf.cast(summed, dtype)
