@@ -7,8 +7,9 @@ checks that it was built for the running TensorFlow (else
 TensorFlowVersionMismatchError), registers the gradients and the example
 Keras layer. `scatter_nd_update/add/sub/min/max` update variables in place.
 `patch_tensorflow()` routes `tf.scatter_nd`, `tf.tensor_scatter_nd_*`,
-`tf.gather_nd`, `tf.compat.v1.scatter_nd_update/add/sub`, the variables'
-`scatter_nd_*` methods and the segment family (`tf.math.unsorted_segment_*`,
+`tf.gather_nd`, `tf.gather`, `tf.nn.embedding_lookup(_sparse)`,
+`tf.compat.v1.scatter_nd_update/add/sub`, the variables' `scatter_nd_*`,
+`scatter_*` and `sparse_read` methods and the segment family (`tf.math.unsorted_segment_*`,
 `tf.math.segment_*`, `tf.sparse.segment_*`, under `tf.compat.v1` too) to the
 plugin.
 `gpu_status()` says whether the GPU kernels run here and why.
@@ -25,7 +26,9 @@ from tf_scatter_ops._loader import (
     load,
 )
 from tf_scatter_ops.gpu import gpu_status
+from tf_scatter_ops import nn
 from tf_scatter_ops.ops import (
+    gather,
     gather_nd,
     scatter_nd,
     tensor_scatter_add,
@@ -66,9 +69,11 @@ from tf_scatter_ops.variables import (
 load()  # registers the TfScatter> ops at import, not on first use
 _gpu.warn_if_stepped_aside()
 
-try:  # the example layer, registered for keras.models.load_model
+try:  # the Keras layers and optimizers, registered for keras.models.load_model
+    from tf_scatter_ops import keras
     from tf_scatter_ops.keras_layers import ScatterAccumulate
 except ImportError:  # Keras is optional
+    keras = None
     ScatterAccumulate = None
 
 __all__ = [
@@ -78,10 +83,13 @@ __all__ = [
     "built_with_gpu",
     "built_with_xla",
     "cpu_isa",
+    "gather",
     "gather_nd",
     "gpu_status",
     "is_patched",
+    "keras",
     "load",
+    "nn",
     "patch_tensorflow",
     "patched",
     "scatter_nd",
