@@ -58,6 +58,10 @@ def test_gather_other_axes_and_batch_dims_are_tensorflows():
                                       tf.gather(params, ids, **kw).numpy())
     with pytest.raises(ValueError, match="bad_indices_policy applies to row lookups"):
         tso.gather(params, ids, axis=1, bad_indices_policy="IGNORE")
+    ragged = tf.ragged.constant([[1, 0], [1]])
+    assert tso.gather(params, ragged).to_list() == tf.gather(params, ragged).to_list()
+    assert (tso.nn.embedding_lookup(params, ragged).to_list()
+            == tf.nn.embedding_lookup(params, ragged).to_list())
     strings = tf.constant(["a", "b", "c"])
     assert tso.gather(strings, [2, 0]).numpy().tolist() == [b"c", b"a"]
 

@@ -11,8 +11,9 @@ tso.gather (straight from a variable's buffer, first bad id named, an
 contiguous blocks, the first tables one row longer), and `max_norm` clips
 each looked-up row to that l2 norm. The bags of `embedding_lookup_sparse`
 are reduced by the plugin's sparse_segment_* (no weights) or segment_sum
-(weights), in TensorFlow's order. A PartitionedVariable, a ShardedVariable or
-a dtype the plugin's gather does not take goes to TensorFlow's function.
+(weights), in TensorFlow's order. A PartitionedVariable, a ShardedVariable, a
+dtype the plugin's gather does not take or (embedding_lookup) ragged ids go
+to TensorFlow's function.
 """
 
 import tensorflow as tf
@@ -101,10 +102,11 @@ def embedding_lookup_v1(params, ids, partition_strategy="mod", name=None,
     del validate_indices  # ignored by TensorFlow too
     if params is None or (isinstance(params, (list, tuple)) and not params):
         raise ValueError("params must be a table or a non-empty list of tables")
-    if _tensorflows(params):
+    if _tensorflows(params) or _convert.foreign(ids):  # e.g. a RaggedTensor of ids
         if _convert.check_policy(bad_indices_policy):
             raise ValueError("bad_indices_policy applies where the plugin reads the rows; "
-                             "this lookup (a partitioned variable or another dtype) is TensorFlow's")
+                             "this lookup (a partitioned variable, another dtype or ragged ids) "
+                             "is TensorFlow's")
         return _embedding_ops.embedding_lookup(params, ids, partition_strategy, name,
                                                max_norm=max_norm)
     with _convert.scope(name or "embedding_lookup"):

@@ -190,14 +190,15 @@ def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name
     gather_nd of `indices[..., None]`: rows read straight from a variable,
     the first bad index named (or, with "IGNORE", zeros for it), and a
     `tf.IndexedSlices` gradient of the flattened ids, as tf.gather's.
-    Another axis or batch_dims, a partitioned or sharded variable, or a
-    dtype our ops do not take, goes to TensorFlow's tf.gather (which then
+    Another axis or batch_dims, a partitioned or sharded variable, a
+    dtype our ops do not take, or ragged indices, goes to TensorFlow's tf.gather (which then
     takes no bad_indices_policy). `validate_indices` is ignored, as in
     TensorFlow.
     """
     del validate_indices  # deprecated and ignored by TensorFlow too
     axis_value = 0 if axis is None else _convert.static_int(axis)
-    if axis_value == 0 and _convert.static_int(batch_dims) == 0 and _ours_reads(params):
+    if (axis_value == 0 and _convert.static_int(batch_dims) == 0 and _ours_reads(params)
+            and not _convert.foreign(indices)):
         with _convert.scope(name or "gather"):
             indices = _convert.indices(indices)
             return gather_nd(params, tf.expand_dims(indices, -1),
