@@ -53,6 +53,13 @@ def main(argv=None):
     except tf.errors.InvalidArgumentError as e:
         assert "does not index into param shape" in str(e), e
 
+    same(tso.gather(t, [[3, 1]]), [[7., 5.]])
+    try:  # the subpackage is installed, where Keras is
+        import keras  # noqa: F401
+        assert tso.keras.optimizers.LazyAdam and tso.keras.Embedding
+    except ImportError:
+        pass
+
     path = _loader.loaded_path()
     assert _loader.built_against(path) == tf.__version__, (_loader.built_against(path), tf.__version__)
     if args.library:

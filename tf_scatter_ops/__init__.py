@@ -15,6 +15,8 @@ plugin.
 `gpu_status()` says whether the GPU kernels run here and why.
 """
 
+import importlib.util as _importlib_util
+
 from tf_scatter_ops import gpu as _gpu
 from tf_scatter_ops import gradients as _gradients  # noqa: F401  (registers)
 from tf_scatter_ops._loader import (
@@ -69,10 +71,11 @@ from tf_scatter_ops.variables import (
 load()  # registers the TfScatter> ops at import, not on first use
 _gpu.warn_if_stepped_aside()
 
-try:  # the Keras layers and optimizers, registered for keras.models.load_model
+if _importlib_util.find_spec("keras") is not None:  # Keras is optional
+    # the Keras layers and optimizers, registered for keras.models.load_model
     from tf_scatter_ops import keras
     from tf_scatter_ops.keras_layers import ScatterAccumulate
-except ImportError:  # Keras is optional
+else:
     keras = None
     ScatterAccumulate = None
 
