@@ -61,7 +61,7 @@ def train(strategy=None):
         if strategy is not None:
             grads = tf.distribute.get_replica_context().all_reduce("sum", grads)
             loss = tf.distribute.get_replica_context().all_reduce("sum", loss)
-        table.assign_sub(LR * grads[0])
+        table.assign_sub(LR * tf.convert_to_tensor(grads[0]))  # a bag lookup's IndexedSlices
         bias.assign_sub(LR * grads[1])
         return loss
 

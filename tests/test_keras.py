@@ -60,9 +60,11 @@ def test_layer_matches_plain_tensorflow_and_gradients_flow_through_our_ops():
     graph = tf.function(lambda a, b: grads(a, b, True)).get_concrete_function(
         tf.TensorSpec([None, K], tf.int32), tf.TensorSpec([None, K])).graph
     types = {op.type for op in graph.get_operations()}
-    # forward: gather_nd + tensor_scatter_nd_add; backward: their gradients,
-    # scatter_nd (of gather_nd) and gather_nd (of tensor_scatter_nd_add).
-    assert {"TfScatter>GatherNd", "TfScatter>TensorScatterAdd", "TfScatter>ScatterNd"} <= types
+    # forward: gather_nd + tensor_scatter_nd_add; backward: gather_nd (of
+    # tensor_scatter_nd_add); the table's gradient is an IndexedSlices of the
+    # bags' rows (depth-1 indices of rank 3), no dense scatter.
+    assert {"TfScatter>GatherNd", "TfScatter>TensorScatterAdd"} <= types
+    assert isinstance(g_table, tf.IndexedSlices)
     assert not types & {"GatherNd", "ScatterNd", "TensorScatterAdd", "GatherV2"}
 
 

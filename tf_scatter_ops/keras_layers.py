@@ -7,8 +7,8 @@ integer `ids` [batch, k] and float `weights` [batch, k] it returns
 
 The table rows are read with `gather_nd` and accumulated per example with
 `tensor_scatter_nd_add`, so the gradient reaches `table` through our
-`gather_nd` gradient (a `scatter_nd`) and `bias` through
-`tensor_scatter_nd_add`. Registered as "tf_scatter_ops>ScatterAccumulate",
+`gather_nd` gradient (an `IndexedSlices` of the looked-up rows) and `bias`
+through `tensor_scatter_nd_add`. Registered as "tf_scatter_ops>ScatterAccumulate",
 so `keras.models.load_model` finds it after `import tf_scatter_ops`.
 """
 
