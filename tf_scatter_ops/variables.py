@@ -178,17 +178,17 @@ def gather_rows(var, indices, policy):
 # optimizers call to apply a sparse gradient. Indices of any rank address
 # rows (the depth-1 indices of scatter_nd_*); TensorFlow's methods take the
 # variable's lock whatever use_locking says, and so do these.
-_SPARSE_DELTA_OPS = {"scatter_add": "scatter_nd_add", "scatter_sub": "scatter_nd_sub",
-                     "scatter_min": "scatter_nd_min", "scatter_max": "scatter_nd_max",
-                     "scatter_update": "scatter_nd_update"}
+_SPARSE_DELTA_OPS = {"scatter_add": scatter_nd_add, "scatter_sub": scatter_nd_sub,
+                     "scatter_min": scatter_nd_min, "scatter_max": scatter_nd_max,
+                     "scatter_update": scatter_nd_update}
 
 
 def sparse_delta_method(method, tensorflows):
     """variable.<method>(sparse_delta, use_locking=False, name=None) on our
     in-place scatter; `tensorflows` (the method it replaces) takes what ours
     does not: a dtype our ops do not take."""
-    ours = globals()[_SPARSE_DELTA_OPS[method]]
-    tensor_op = _OPS[_SPARSE_DELTA_OPS[method]][0]
+    ours = _SPARSE_DELTA_OPS[method]
+    tensor_op = _OPS[ours.__name__][0]
 
     def f(self, sparse_delta, use_locking=False, name=None):
         if not isinstance(sparse_delta, tf.IndexedSlices):
@@ -199,7 +199,7 @@ def sparse_delta_method(method, tensorflows):
         rows = tf.expand_dims(_convert.indices(sparse_delta.indices), -1)
         return ours(self, rows, sparse_delta.values, True, name or method)
     f.__name__ = f.__qualname__ = method
-    f.__doc__ = f"tf.Variable.{method} on the plugin's {_SPARSE_DELTA_OPS[method]} (in place)."
+    f.__doc__ = f"tf.Variable.{method} on the plugin's {ours.__name__} (in place)."
     return _convert.public(f)
 
 

@@ -39,16 +39,24 @@ def _write(slot, rows, values):
     variables.scatter_nd_update(slot, rows, values)
 
 
-@keras.saving.register_keras_serializable(package="tf_scatter_ops")
-class LazyAdam(keras.optimizers.Adam):
-    """Adam whose sparse step updates only the touched rows and their moments."""
+class _TouchedRows:
+    """update_step: the Keras optimizer's own for a dense gradient; for an
+    IndexedSlices, the class's _sparse_step(variable, rows, g, lr) on the
+    distinct rows and their summed gradient (lr in the variable's dtype)."""
 
     def update_step(self, gradient, variable, learning_rate):
         if not isinstance(gradient, tf.IndexedSlices):
             return super().update_step(gradient, variable, learning_rate)
+        rows, g = _rows(gradient, variable.dtype)
+        self._sparse_step(variable, rows, g, tf.cast(learning_rate, variable.dtype))
+
+
+@keras.saving.register_keras_serializable(package="tf_scatter_ops")
+class LazyAdam(_TouchedRows, keras.optimizers.Adam):
+    """Adam whose sparse step updates only the touched rows and their moments."""
+
+    def _sparse_step(self, variable, rows, g, lr):
         dtype = variable.dtype
-        rows, g = _rows(gradient, dtype)
-        lr = tf.cast(learning_rate, dtype)
         step = tf.cast(self.iterations + 1, dtype)
         beta_1_power = tf.pow(tf.cast(self.beta_1, dtype), step)
         beta_2_power = tf.pow(tf.cast(self.beta_2, dtype), step)
@@ -69,15 +77,10 @@ class LazyAdam(keras.optimizers.Adam):
 
 
 @keras.saving.register_keras_serializable(package="tf_scatter_ops")
-class Adagrad(keras.optimizers.Adagrad):
+class Adagrad(_TouchedRows, keras.optimizers.Adagrad):
     """Adagrad whose sparse step is TensorFlow's SparseApplyAdagradV2 on the touched rows."""
 
-    def update_step(self, gradient, variable, learning_rate):
-        if not isinstance(gradient, tf.IndexedSlices):
-            return super().update_step(gradient, variable, learning_rate)
-        dtype = variable.dtype
-        rows, g = _rows(gradient, dtype)
-        lr = tf.cast(learning_rate, dtype)
+    def _sparse_step(self, variable, rows, g, lr):
         slot = self._accumulators[self._get_variable_index(variable)]
         accumulator = _read(slot, rows) + tf.square(g)
         _write(slot, rows, accumulator)
@@ -85,19 +88,14 @@ class Adagrad(keras.optimizers.Adagrad):
 
 
 @keras.saving.register_keras_serializable(package="tf_scatter_ops")
-class SGD(keras.optimizers.SGD):
+class SGD(_TouchedRows, keras.optimizers.SGD):
     """SGD (momentum, nesterov) whose sparse step updates only the touched rows."""
 
-    def update_step(self, gradient, variable, learning_rate):
-        if not isinstance(gradient, tf.IndexedSlices):
-            return super().update_step(gradient, variable, learning_rate)
-        dtype = variable.dtype
-        rows, g = _rows(gradient, dtype)
-        lr = tf.cast(learning_rate, dtype)
+    def _sparse_step(self, variable, rows, g, lr):
         if self.momentum == 0:
             variables.scatter_nd_sub(variable, rows, g * lr)
             return
-        momentum = tf.cast(self.momentum, dtype)
+        momentum = tf.cast(self.momentum, variable.dtype)
         slot = self.momentums[self._get_variable_index(variable)]
         m = _read(slot, rows) * momentum - g * lr
         _write(slot, rows, m)
