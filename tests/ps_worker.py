@@ -2,14 +2,16 @@
 place by the plugin's ops; used by tests/test_parameter_server.py:
 
     python tests/ps_worker.py single OUT.json
-    python tests/ps_worker.py ps OUT.json CHIEF_PORT WORKER0_PORT WORKER1_PORT PS_PORT
+    python tests/ps_worker.py ps OUT.json CHIEF_PORT WORKER0_PORT WORKER1_PORT PS0_PORT PS1_PORT
 
-`ps` starts an in-process cluster on 127.0.0.1 (2 workers and 1 PS as
+`ps` starts an in-process cluster on 127.0.0.1 (2 workers and 2 PS as
 tf.distribute.Server objects in this process, the chief being this process's
-coordinator), builds tf.distribute.experimental.ParameterServerStrategy and a
-ClusterCoordinator, and schedules the steps on the workers. `single` runs the
-same steps in one process without a strategy. Both write the tables (and, for
-`ps`, where the variables live and which ops the traced steps hold) to OUT.
+coordinator), builds tf.distribute.experimental.ParameterServerStrategy (its
+variable_partitioner: FixedShardsPartitioner(2) for the tables of SHARDED_ROWS
+rows, none for the others) and a ClusterCoordinator, and schedules the steps
+on the workers. `single` runs the same steps in one process without a
+strategy, every table one variable. Both write the tables (and, for `ps`,
+where the variables live and which ops the traced steps hold) to OUT.
 
 Variants, each on its own table:
   scatter    tso.gather_nd forward, tape.gradient (an IndexedSlices), and
@@ -21,6 +23,16 @@ Variants, each on its own table:
              2^10, so every float32 sum is exact and the order cannot matter.
   optimizer  tso.gather_nd forward and an optimizer's apply_gradients
              (keras.optimizers.SGD) on the IndexedSlices; join() per step.
+  sharded_scatter  a table of SHARDED_ROWS rows in 2 shards (one per PS):
+             tso.gather forward, the gradient of the looked-up rows, and
+             tso.scatter_nd_sub(table, ids[:, None], ...) on the whole
+             ShardedVariable (each shard updates its rows); join() per step.
+  sharded_grads    the same table kind: tso.nn.embedding_lookup forward,
+             tape.gradient on the shards (an IndexedSlices each), and
+             tso.scatter_nd_sub on each shard; join() per step.
+After those, one step with a bad id (the last of three, the other two one
+per shard) on the sharded_scatter table: it must raise and leave both
+shards as they were.
 
 The servers of an in-process cluster cannot be stopped, so the process ends
 with os._exit after writing OUT; the test kills its process group anyway.
@@ -37,14 +49,36 @@ import traceback
 import numpy as np
 
 ROWS, DIM, BATCH, STEPS, LR = 1000, 8, 16, 6, 0.25
+SHARDED_ROWS = 1001  # shards of 501 and 500 rows
+BAD_IDS = [3, 900, SHARDED_ROWS]
 PORT_IN_USE = 75
-VARIANTS = ("scatter", "commuting", "optimizer")
+VARIANTS = ("scatter", "commuting", "optimizer", "sharded_scatter", "sharded_grads")
+SHARDED = ("sharded_scatter", "sharded_grads")
 
 
-def initial():
-    """[ROWS, DIM] float32, multiples of 1/16 in [-0.5, 0.5]."""
-    return ((np.arange(ROWS * DIM, dtype=np.int64).reshape(ROWS, DIM) * 7 % 17) - 8).astype(
+def initial(rows=ROWS):
+    """[rows, DIM] float32, multiples of 1/16 in [-0.5, 0.5]."""
+    return ((np.arange(rows * DIM, dtype=np.int64).reshape(rows, DIM) * 7 % 17) - 8).astype(
         np.float32) / 16
+
+
+def make_tables(tf):
+    return {v: tf.Variable(initial(SHARDED_ROWS if v in SHARDED else ROWS), name=v)
+            for v in VARIANTS}
+
+
+def shards(table):
+    """The variables a table is made of: a ShardedVariable's shards, or itself."""
+    return list(getattr(table, "variables", [table]))
+
+
+def partitioner(tf):
+    """FixedShardsPartitioner(2) for the sharded variants' tables only."""
+    two = tf.distribute.experimental.partitioners.FixedShardsPartitioner(2)
+
+    def partition(shape, dtype):
+        return two(shape, dtype) if shape[0] == SHARDED_ROWS else [1] * shape.rank
+    return partition
 
 
 def batches():
@@ -111,7 +145,51 @@ def make_steps(tf, tso, tables, optimizer, strategy=None):
         optimizer.apply_gradients([(grad, table)])
         return loss
 
-    return {"scatter": scatter_step, "commuting": commuting_step, "optimizer": optimizer_step}
+    @replicated
+    def sharded_scatter_step(ids, w, y):
+        table = tables["sharded_scatter"]
+        with tf.GradientTape() as tape:
+            rows = tso.gather(table, ids)
+            loss = tf.reduce_sum((tf.reduce_sum(rows * w, axis=1) - y) ** 2) / BATCH
+        tso.scatter_nd_sub(table, ids[:, None], LR * tape.gradient(loss, rows))
+        return loss
+
+    @replicated
+    def sharded_grads_step(ids, w, y):
+        table = tables["sharded_grads"]
+        with tf.GradientTape() as tape:
+            rows = tso.nn.embedding_lookup(table, ids)
+            loss = tf.reduce_sum((tf.reduce_sum(rows * w, axis=1) - y) ** 2) / BATCH
+        for shard, grad in zip(shards(table), tape.gradient(loss, shards(table))):
+            assert isinstance(grad, tf.IndexedSlices), type(grad)
+            tso.scatter_nd_sub(shard, grad.indices[:, None], LR * grad.values)
+        return loss
+
+    return {"scatter": scatter_step, "commuting": commuting_step, "optimizer": optimizer_step,
+            "sharded_scatter": sharded_scatter_step, "sharded_grads": sharded_grads_step}
+
+
+def bad_step(tf, tso, table, strategy=None):
+    """A step whose ids' last row is out of range (see BAD_IDS)."""
+    def body():
+        ids = tf.constant(BAD_IDS)
+        tso.scatter_nd_add(table, ids[:, None], tf.ones([len(BAD_IDS), DIM]))
+        return tf.constant(0)
+
+    @tf.function
+    def step():
+        return body() if strategy is None else strategy.run(body)
+    return step
+
+
+def bad_step_error(run):
+    """The message of the InvalidArgumentError `run()` raises (None if none)."""
+    import tensorflow as tf
+    try:
+        run()
+    except tf.errors.InvalidArgumentError as e:
+        return str(e)
+    return None
 
 
 def make_optimizer():
@@ -133,14 +211,18 @@ def train_single():
     import tensorflow as tf
     import tf_scatter_ops as tso
 
-    tables = {v: tf.Variable(initial(), name=v) for v in VARIANTS}
+    tables = make_tables(tf)
     optimizer = make_optimizer()
     optimizer.build([tables["optimizer"]])
     steps = make_steps(tf, tso, tables, optimizer)
     data = batches()
     losses = {v: [float(steps[v](*(tf.constant(a) for a in b))) for b in data]
               for v in VARIANTS}
-    return {"tables": {v: tables[v].numpy().tolist() for v in VARIANTS}, "losses": losses}
+    before = tables["sharded_scatter"].numpy()
+    error = bad_step_error(bad_step(tf, tso, tables["sharded_scatter"]))
+    return {"tables": {v: tables[v].numpy().tolist() for v in VARIANTS}, "losses": losses,
+            "bad_step": {"error": error,
+                         "unchanged": bool((tables["sharded_scatter"].numpy() == before).all())}}
 
 
 def exit_if_port_in_use(error):
@@ -150,11 +232,11 @@ def exit_if_port_in_use(error):
 
 
 def start_cluster(tf, ports):
-    """The servers of 2 workers and 1 PS, in this process; a resolver whose
+    """The servers of 2 workers and 2 PS, in this process; a resolver whose
     cluster also names the chief (this process, the coordinator)."""
-    chief, worker0, worker1, ps = ports
+    chief, worker0, worker1, ps0, ps1 = ports
     cluster = {"worker": [f"127.0.0.1:{worker0}", f"127.0.0.1:{worker1}"],
-               "ps": [f"127.0.0.1:{ps}"]}
+               "ps": [f"127.0.0.1:{ps0}", f"127.0.0.1:{ps1}"]}
     worker_config = tf.compat.v1.ConfigProto()
     worker_config.inter_op_parallelism_threads = 3  # >= workers + 1, or it may hang
     ps_config = tf.compat.v1.ConfigProto()
@@ -165,9 +247,10 @@ def start_cluster(tf, ports):
             servers.append(tf.distribute.Server(tf.train.ClusterSpec(cluster), job_name="worker",
                                                 task_index=i, protocol="grpc",
                                                 config=worker_config, start=True))
-        servers.append(tf.distribute.Server(tf.train.ClusterSpec(cluster), job_name="ps",
-                                            task_index=0, protocol="grpc",
-                                            config=ps_config, start=True))
+        for i in range(2):
+            servers.append(tf.distribute.Server(tf.train.ClusterSpec(cluster), job_name="ps",
+                                                task_index=i, protocol="grpc",
+                                                config=ps_config, start=True))
     except tf.errors.UnknownError as e:
         exit_if_port_in_use(e)
         raise
@@ -184,20 +267,21 @@ def train_ps(ports):
     tf.debugging.set_log_device_placement(True)  # the workers get this config: placer printf
     servers, resolver = start_cluster(tf, ports)
     try:  # connects this process to the cluster as the chief: a server on its port
-        strategy = tf.distribute.experimental.ParameterServerStrategy(resolver)
+        strategy = tf.distribute.experimental.ParameterServerStrategy(
+            resolver, variable_partitioner=partitioner(tf))
     except tf.errors.UnknownError as e:
         exit_if_port_in_use(e)
         raise
     coordinator = tf.distribute.experimental.coordinator.ClusterCoordinator(strategy)
     with strategy.scope():
-        tables = {v: tf.Variable(initial(), name=v) for v in VARIANTS}
+        tables = make_tables(tf)
         optimizer = make_optimizer()
         optimizer.build([tables["optimizer"]])
     steps = make_steps(tf, tso, tables, optimizer, strategy)
     data = [tuple(tf.constant(a) for a in b) for b in batches()]
 
     losses = {}
-    for v in ("scatter", "optimizer"):  # one step at a time: a fixed order
+    for v in ("scatter", "optimizer") + SHARDED:  # one step at a time: a fixed order
         losses[v] = []
         for b in data:
             remote = coordinator.schedule(steps[v], args=b)
@@ -207,19 +291,32 @@ def train_ps(ports):
     coordinator.join()
     losses["commuting"] = [float(r.fetch()) for r in remotes]
 
+    before = tables["sharded_scatter"].numpy()
+
+    def scheduled_bad_step():
+        coordinator.schedule(bad_step(tf, tso, tables["sharded_scatter"], strategy))
+        coordinator.join()
+    error = bad_step_error(scheduled_bad_step)
+    unchanged = bool((tables["sharded_scatter"].numpy() == before).all())
+
     specs = [tf.TensorSpec.from_tensor(t) for t in data[0]]
     graphs = {}
     for v in VARIANTS:
         concrete = steps[v].get_concrete_function(*specs)
         captured = [ext.device for ext, _ in concrete.graph.captures
                     if ext.dtype == tf.resource]
+        shapes = {tuple(t.shape.as_list()) for op in concrete.graph.get_operations()
+                  for t in op.outputs if t.shape.rank is not None and t.shape.is_fully_defined()}
         graphs[v] = {"op_types": sorted(op_types(concrete.graph)),
-                     "captured_resource_devices": sorted(set(captured))}
+                     "captured_resource_devices": sorted(set(captured)),
+                     "output_shapes": sorted(shapes)}
     return {
         "tables": {v: tables[v].numpy().tolist() for v in VARIANTS},
         "losses": losses,
         "variable_types": {v: type(tables[v]).__name__ for v in VARIANTS},
-        "variable_devices": {v: tables[v].device for v in VARIANTS},
+        "variable_devices": {v: [s.device for s in shards(tables[v])] for v in VARIANTS},
+        "shard_shapes": {v: [s.shape.as_list() for s in shards(tables[v])] for v in VARIANTS},
+        "bad_step": {"error": error, "unchanged": unchanged},
         "graphs": graphs,
         "workers": len(resolver.cluster_spec().as_dict()["worker"]),
     }
@@ -233,7 +330,7 @@ def main(argv):
         if mode == "single":
             result = train_single()
         elif mode == "ps":
-            result = train_ps([int(p) for p in argv[2:6]])
+            result = train_ps([int(p) for p in argv[2:7]])
         else:
             raise SystemExit(f"unknown mode {mode}")
         with open(out + ".tmp", "w") as f:

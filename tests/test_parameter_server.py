@@ -1,8 +1,11 @@
 """tf.distribute.experimental.ParameterServerStrategy: an embedding table on a
 parameter server, trained through the plugin's ops (gather_nd reading rows
 from the variable, scatter_nd_sub / scatter_nd_add writing them in place), on
-an in-process cluster on 127.0.0.1 (chief, 2 workers, 1 PS; free ports), gives
-exactly the single-process result, and the TfScatter ops run on the PS.
+an in-process cluster on 127.0.0.1 (chief, 2 workers, 2 PS; free ports), gives
+exactly the single-process result, and the TfScatter ops run on the PS. Tables
+split by FixedShardsPartitioner(2) (ShardedVariables, one shard per PS) are
+read and updated shard by shard, each on its own PS, with the single
+process's results; a bad row raises before either shard is written.
 
 Both runs are child processes (tests/ps_worker.py), each with a time limit and
 killed with its process group afterwards, whatever happens; the cluster's
@@ -24,7 +27,7 @@ from ecosystem_util import free_ports, kill, python_env
 
 WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "ps_worker.py")
 TIMEOUT = 150
-PS_DEVICE = "/job:ps/replica:0/task:0/device:CPU:0"
+PS_DEVICES = {f"/job:ps/replica:0/task:{i}/device:CPU:0" for i in range(2)}
 # What the placer prints for each node when log_device_placement is on.
 PLACEMENT = re.compile(r"^(\S+): \((\S+)\): (/job:\S+)$", re.M)
 
@@ -68,7 +71,7 @@ def ps(tmp_path_factory):
     path = tmp_path_factory.mktemp("ps") / "ps.json"
     start = time.monotonic()
     for attempt in range(2):
-        ports = free_ports(4)  # chief, worker 0, worker 1, ps
+        ports = free_ports(5)  # chief, worker 0, worker 1, ps 0, ps 1
         rc, out, err = _run(["ps", str(path), *map(str, ports)])
         if rc != ps_worker.PORT_IN_USE:
             break
@@ -83,14 +86,21 @@ def _placements(log):
     return set(PLACEMENT.findall(log))
 
 
-def test_table_lives_on_the_parameter_server(ps):
+def test_table_lives_on_the_parameter_servers(ps):
     result, _ = ps
     assert result["workers"] == 2
-    for variant, device in result["variable_devices"].items():
-        assert device == PS_DEVICE, (variant, device)
+    for variant, devices in result["variable_devices"].items():
+        assert set(devices) <= PS_DEVICES, (variant, devices)
+        if variant in ps_worker.SHARDED:  # one shard per PS
+            assert result["variable_types"][variant] == "ShardedVariable"
+            assert set(devices) == PS_DEVICES, (variant, devices)
+            assert result["shard_shapes"][variant] == [[501, ps_worker.DIM], [500, ps_worker.DIM]]
+        else:
+            assert result["variable_types"][variant] != "ShardedVariable"
     for variant, graph in result["graphs"].items():
-        # the step captures the table's handle, which lives on the PS
-        assert PS_DEVICE in graph["captured_resource_devices"], (variant, graph)
+        # the step captures the table's handles, which live on the PS
+        assert set(result["variable_devices"][variant]) <= set(
+            graph["captured_resource_devices"]), (variant, graph)
 
 
 def test_traced_steps_hold_our_variable_ops(ps):
@@ -113,7 +123,7 @@ def test_our_ops_were_placed_on_the_parameter_server(ps):
     assert {op for _, op, _ in ours} >= {
         "TfScatter>ResourceGatherNd", "TfScatter>ResourceScatterNdSub",
         "TfScatter>ResourceScatterNdAdd"}, sorted(placements)[:50]
-    assert {device for _, _, device in ours} == {PS_DEVICE}, sorted(ours)
+    assert {device for _, _, device in ours} == PS_DEVICES, sorted(ours)
     # and the gradient's arithmetic ran on the workers (the shape of the table,
     # VariableShape, is read next to it on the PS)
     backward = {device for node, op, device in placements
@@ -149,3 +159,39 @@ def test_optimizer_on_our_gradient_equals_the_single_process_run(single, ps):
     np.testing.assert_array_equal(got["tables"]["optimizer"], single["tables"]["optimizer"])
     # plain SGD is the same update as the scatter variant's
     np.testing.assert_array_equal(single["tables"]["optimizer"], single["tables"]["scatter"])
+
+
+@pytest.mark.parametrize("variant", ps_worker.SHARDED)
+def test_sharded_tables_equal_the_single_process_run(single, ps, variant):
+    """tso.gather / tso.nn.embedding_lookup and tso.scatter_nd_sub on a
+    ShardedVariable (or on its shards, with the per-shard IndexedSlices
+    gradients): bitwise the single process's run on one variable, which
+    is itself the unsharded scatter variant's update."""
+    got = ps[0]
+    assert got["losses"][variant] == single["losses"][variant]
+    np.testing.assert_array_equal(got["tables"][variant], single["tables"][variant])
+    np.testing.assert_array_equal(np.array(single["tables"][variant])[:ps_worker.ROWS],
+                                  single["tables"]["scatter"])
+
+
+def test_sharded_steps_read_and_write_only_touched_rows(ps):
+    """Each shard's reads and updates are our ops, placed on that shard's
+    PS; no op of a traced step outputs a shard's or the table's shape."""
+    result, log = ps
+    placed = _placements(log)
+    for variant in ps_worker.SHARDED:
+        graph = result["graphs"][variant]
+        assert {"TfScatter>ResourceGatherNd", "TfScatter>ResourceScatterNdSub"} <= set(
+            graph["op_types"]), graph["op_types"]
+        assert "ReadVariableOp" not in graph["op_types"] and "ResourceGather" not in graph["op_types"]
+        whole = {(ps_worker.SHARDED_ROWS, ps_worker.DIM), (501, ps_worker.DIM), (500, ps_worker.DIM)}
+        assert not whole & {tuple(s) for s in graph["output_shapes"]}, graph["output_shapes"]
+    reads = {device for node, op, device in placed if op == "TfScatter>ResourceGatherNd"}
+    assert reads == PS_DEVICES, reads
+
+
+def test_a_bad_row_raises_before_either_shard_is_written(single, ps):
+    for run in (single, ps[0]):
+        error = run["bad_step"]["error"]
+        assert error and "indices[2] = [1001] does not index into shape [1001,8]" in error, error
+        assert run["bad_step"]["unchanged"]

@@ -64,11 +64,13 @@ def _op_types(fn, *args):
 
 def _every_patched_name():
     """(namespace or class, name) of everything patch_tensorflow() replaces."""
-    spaces = dict(_namespaces(), **CLASSES, **MATH, **SPARSE, **NN)
+    spaces = dict(_namespaces(), **CLASSES, **MATH, **SPARSE, **NN,
+                  ShardedVariable=tf.__internal__.distribute.ShardedVariable)
     names = _all_names() + [("tf.compat.v1", n) for n in V1_VARIABLE]
     names += [(ns, "gather") for ns in _namespaces()]
     names += [(m, n) for m in NN for n in NN_NAMES]
     names += [("tf.Variable", m) for m in RESOURCE_METHODS]
+    names += [("ShardedVariable", m) for m in RESOURCE_METHODS]  # tests/test_sharded.py
     names += [(m, n) for m in MATH for n in SEGMENTS]
     names += [(m, n) for m in SPARSE for n in SPARSE_SEGMENTS]
     names += [("tf.compat.v1", n) for n in V1_SEGMENTS]

@@ -56,10 +56,11 @@ def scope(name):
 def foreign(value):
     """True for an input our ops do not take but TensorFlow's functions may,
     through their dispatch: a composite tensor (RaggedTensor, SparseTensor,
-    an extension type) other than a variable or IndexedSlices (which convert
-    to a tensor)."""
+    an extension type) other than a variable, a sharded one or IndexedSlices
+    (which convert to a tensor)."""
     return (isinstance(value, tf.__internal__.CompositeTensor)
-            and not isinstance(value, (tf.Variable, tf.IndexedSlices)))
+            and not isinstance(value, (tf.Variable, tf.IndexedSlices,
+                                       tf.__internal__.distribute.ShardedVariable)))
 
 
 def tensor(value, dtype=None, dtype_hint=None, name=None):

@@ -11,14 +11,16 @@ tso.gather (straight from a variable's buffer, first bad id named, an
 contiguous blocks, the first tables one row longer), and `max_norm` clips
 each looked-up row to that l2 norm. The bags of `embedding_lookup_sparse`
 are reduced by the plugin's sparse_segment_* (no weights) or segment_sum
-(weights), in TensorFlow's order. A PartitionedVariable, a ShardedVariable, a
+(weights), in TensorFlow's order. A ShardedVariable is read shard by shard,
+each shard its own rows (sharded.py); with "mod" it is taken as the list of
+its shards, as TensorFlow does. A TensorFlow 1.x PartitionedVariable, a
 dtype the plugin's gather does not take or (embedding_lookup) ragged ids go
 to TensorFlow's function.
 """
 
 import tensorflow as tf
 
-from tf_scatter_ops import _convert, ops, segments, variables
+from tf_scatter_ops import _convert, ops, segments, sharded, variables
 from tf_scatter_ops._tf_private import embedding_ops as _embedding_ops
 
 _COMBINERS = ("sum", "mean", "sqrtn")
@@ -37,54 +39,57 @@ def _clip(rows, ids, max_norm):
 
 
 def _tensorflows(params):
-    """True when TensorFlow's own lookup must read `params`."""
+    """True when TensorFlow's own lookup must read `params`: a table we do
+    not read, or a list of tables of unknown lengths."""
     shards = params if isinstance(params, (list, tuple)) else [params]
-    return not shards or not all(ops._ours_reads(p) for p in shards)
+    return (not shards or not all(ops._ours_reads(p) for p in shards)
+            or (len(shards) > 1 and any(p.shape.rank is None or p.shape[0] is None
+                                        for p in shards)))
 
 
-def _partition(flat_ids, params, partition_strategy):
-    """(table of each id, its row in that table), as TensorFlow's lookup
-    partitions ids among the tables of a list."""
+def _tables(params, partition_strategy):
+    """The list of tables a lookup reads. A ShardedVariable (alone or as the
+    first of a list, as TensorFlow's dispatch takes it) is one table read
+    shard by shard, unless the strategy is "mod": then, as in TensorFlow,
+    its shards are the list."""
+    tables = list(params) if isinstance(params, (list, tuple)) else [params]
+    table = variables.local_variable(tables[0]) if tables else None
+    if sharded.is_sharded(table):
+        return list(table.variables) if partition_strategy == "mod" else [table]
+    return tables
+
+
+def _partition(first, params, partition_strategy, total):
+    """(table of each valid id, its row in that table), as TensorFlow's
+    lookup partitions ids among the tables of a list."""
     n = len(params)
     if partition_strategy == "mod":
-        return flat_ids % n, flat_ids // n
+        return first % n, first // n
     if partition_strategy != "div":
         raise ValueError(
             f"Unrecognized partition strategy: {partition_strategy!r}; must be 'mod' or 'div'")
-    sizes = [tf.cast(tf.shape(p)[0], flat_ids.dtype) if p.shape[0] is None
-             else tf.constant(p.shape[0], flat_ids.dtype) for p in params]
-    total = tf.add_n(sizes)
-    per_table = total // n
-    extras = total % n
-    table = tf.maximum(flat_ids // (per_table + 1), (flat_ids - extras) // per_table)
-    row = tf.where(table < extras, flat_ids % (per_table + 1), (flat_ids - extras) % per_table)
+    per_table, extras = total // n, total % n
+    table = tf.maximum(first // (per_table + 1), (first - extras) // per_table)
+    row = tf.where(table < extras, first % (per_table + 1), (first - extras) % per_table)
     return table, row
 
 
 def _lookup(params, ids, partition_strategy, max_norm, bad_indices_policy):
-    if not isinstance(params, (list, tuple)):
-        params = [params]
+    params = _tables(params, partition_strategy)
     ids = _convert.indices(ids)
     if len(params) == 1:
         return _clip(ops.gather(params[0], ids, bad_indices_policy=bad_indices_policy), ids,
                      max_norm)
-    flat = tf.reshape(ids, [-1])
-    table, row = _partition(flat, params, partition_strategy)
-    table = tf.cast(table, tf.int32)
-    n = len(params)
-    rows = tf.dynamic_partition(row, table, n)
-    positions = tf.dynamic_partition(tf.range(tf.size(flat)), table, n)
-    parts = [ops.gather(p, r, bad_indices_policy=bad_indices_policy)
-             for p, r in zip(params, rows)]
-    looked_up = tf.dynamic_stitch(positions, parts)
     row_shape = params[0].shape[1:]
     for p in params[1:]:
         row_shape = row_shape.merge_with(p.shape[1:])
-    dynamic_row_shape = (row_shape.as_list() if row_shape.is_fully_defined()
-                         else tf.shape(params[0])[1:])
-    looked_up = tf.reshape(looked_up, tf.concat([tf.shape(ids), dynamic_row_shape], 0))
-    looked_up.set_shape(ids.shape.concatenate(row_shape))
-    return _clip(looked_up, ids, max_norm)
+    total = sum(p.shape[0] for p in params)
+    rows = sharded.Rows(params, [total] + row_shape.as_list(), ids[..., None], bad_indices_policy,
+                        "embedding_lookup",
+                        lambda first: _partition(first, params, partition_strategy, total))
+    parts = [ops.gather_nd(p, local, bad_indices_policy=bad_indices_policy)
+             for p, local in zip(params, rows.local)]
+    return _clip(rows.stitch(parts, parts[0].dtype), ids, max_norm)
 
 
 @_convert.public
@@ -155,13 +160,14 @@ def embedding_lookup_sparse_v1(params, sp_ids, sp_weights, partition_strategy="m
         return _embedding_ops.embedding_lookup_sparse(
             params, sp_ids, sp_weights, partition_strategy, name, combiner, max_norm,
             allow_fast_lookup)
-    tables = list(params) if isinstance(params, (list, tuple)) else [params]
+    tables = _tables(params, partition_strategy)
     with _convert.scope(name or "embedding_lookup_sparse"):
         segment_ids, ids, weights = _bags(sp_ids, sp_weights)
-        if len(tables) == 1 and max_norm is None and weights is None:
+        table = variables.local_variable(tables[0])
+        if (len(tables) == 1 and max_norm is None and weights is None
+                and not sharded.is_sharded(table)):
             # the rows are read by the segment op itself, from the variable's
             # buffer without a copy of it (as TensorFlow's lookup does)
-            table = variables.local_variable(tables[0])
             if variables.is_resource_variable(table):
                 table = table.read_value_no_copy()
             return _reduce_bags(table, ids, segment_ids, combiner, bad_indices_policy)

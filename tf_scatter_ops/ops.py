@@ -17,7 +17,7 @@ Semantics (all ops, every device we register):
 
 import tensorflow as tf
 
-from tf_scatter_ops import _calls, _convert, variables, xla_sites
+from tf_scatter_ops import _calls, _convert, sharded, variables, xla_sites
 from tf_scatter_ops._calls import in_xla_context, xla_uses_our_kernels  # noqa: F401  (API)
 from tf_scatter_ops._convert import DTYPES, INDEX_DTYPES, POLICIES, public  # noqa: F401  (API)
 from tf_scatter_ops._tf_private import EagerTensor as _EagerTensor
@@ -149,7 +149,7 @@ def gather_nd(params, indices, batch_dims=0, name=None, bad_indices_policy=""):
     policy = _convert.check_policy(bad_indices_policy)
     with _convert.scope(name or "gather_nd"):
         variable = variables.local_variable(params)
-        from_variable = variables.is_resource_variable(variable)
+        from_variable = variables.is_resource_variable(variable) or sharded.is_sharded(variable)
         if from_variable:
             params = variable  # rows read from its buffer, not a copy of it
         else:
@@ -163,6 +163,10 @@ def gather_nd(params, indices, batch_dims=0, name=None, bad_indices_policy=""):
                 f"got {_convert.describe(given)}")
         if batch_dims:
             indices = _batch_indices(params, indices, batch_dims)
+        if sharded.is_sharded(variable):  # each shard reads its own rows
+            rows = sharded.Rows(variable.variables, variable.shape, indices, policy, "gather_nd")
+            return rows.stitch([variables.gather_rows(shard, local, policy)
+                                for shard, local in zip(rows.shards, rows.local)], variable.dtype)
         if from_variable:
             return variables.gather_rows(variable, indices, policy)
         return _calls.raw_op("gather_nd")(params=params, indices=indices, bad_indices_policy=policy)
@@ -170,12 +174,14 @@ def gather_nd(params, indices, batch_dims=0, name=None, bad_indices_policy=""):
 
 def _ours_reads(params):
     """True when our gather_nd can read `params`' rows: a tensor, a resource
-    variable (also behind a Keras or distributed variable) or what converts
-    to a tensor, of a dtype our gather_nd takes; not a partitioned or
-    sharded variable, nor a composite tensor."""
-    if _convert.foreign(params) and not variables.is_resource_variable(variables.local_variable(params)):
+    variable (also behind a Keras or distributed variable), a sharded
+    variable, or what converts to a tensor, of a dtype our gather_nd takes;
+    not a (TensorFlow 1.x) partitioned variable, nor a composite tensor."""
+    variable = variables.local_variable(params)
+    if (_convert.foreign(params) and not variables.is_resource_variable(variable)
+            and not sharded.is_sharded(variable)):
         return False
-    if type(variables.unwrap(params)).__name__ in ("ShardedVariable", "PartitionedVariable"):
+    if type(variable).__name__ == "PartitionedVariable":
         return False
     dtype = getattr(params, "dtype", None)
     return dtype is None or tf.as_dtype(dtype).base_dtype in _convert.DTYPE_SETS["gather_nd"]
@@ -190,7 +196,8 @@ def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name
     gather_nd of `indices[..., None]`: rows read straight from a variable,
     the first bad index named (or, with "IGNORE", zeros for it), and a
     `tf.IndexedSlices` gradient of the flattened ids, as tf.gather's.
-    Another axis or batch_dims, a partitioned or sharded variable, a
+    From a ShardedVariable each shard reads only its own rows.
+    Another axis or batch_dims, a TensorFlow 1.x partitioned variable, a
     dtype our ops do not take, or ragged indices, goes to TensorFlow's tf.gather (which then
     takes no bad_indices_policy). `validate_indices` is ignored, as in
     TensorFlow.

@@ -16,7 +16,8 @@ v1's `tensor_scatter_{update,add,sub}` and `scatter_nd_{update,add,sub}`
 (in-place variable updates), the variables' `scatter_nd_{update,add,sub,
 min,max}` methods (resource variables, and v1 ref variables), and a resource
 variable's `scatter_{add,sub,min,max,update}` (an IndexedSlices: how Keras's
-and v1's optimizers apply a sparse gradient) and `sparse_read`. Each replacement keeps the positional
+and v1's optimizers apply a sparse gradient) and `sparse_read`, and the same
+methods of a `ShardedVariable` (tables split by ParameterServerStrategy). Each replacement keeps the positional
 order of the TensorFlow function it replaces (v1's `gather_nd` has `name`
 before `batch_dims`, v1's `sparse_segment_*` `name` before `num_segments`);
 inputs our ops do not take (RaggedTensor, SparseTensor,
@@ -48,7 +49,7 @@ import threading
 import tensorflow as tf
 
 
-from tf_scatter_ops import _convert, _table, nn, ops, segments, variables
+from tf_scatter_ops import _convert, _table, nn, ops, segments, sharded, variables
 from tf_scatter_ops._tf_private import ref_variable, resource_variable_ops
 
 
@@ -152,6 +153,24 @@ _RESOURCE_METHODS = dict(
     **{name: variables.sparse_delta_method(name, getattr(_BASE, name))
        for name in variables._SPARSE_DELTA_OPS},
     sparse_read=variables.sparse_read_method(_BASE.sparse_read))
+# A ShardedVariable's: its scatter_* on ours (every row checked before any
+# shard is written), and sparse_read returning the rows in index order
+# (TensorFlow's returns them grouped by shard, so tf.gather of unsorted ids
+# from a ShardedVariable comes back in another order).
+_SHARDED = sharded.ShardedVariable
+
+
+def _sharded_sparse_read(self, indices, name=None):
+    if self.dtype.base_dtype not in _convert.DTYPE_SETS["gather_nd"]:
+        return _SHARDED_READ(self, indices, name)
+    return ops.gather(self, indices, name=name or "Gather")
+
+
+_SHARDED_READ = _SHARDED.sparse_read
+_SHARDED_METHODS = dict(
+    {name: variables.sparse_delta_method(name, getattr(_SHARDED, name))
+     for name in variables._SPARSE_DELTA_OPS},
+    sparse_read=_convert.public(_sharded_sparse_read))
 
 
 def _v1_namespaces():
@@ -183,6 +202,7 @@ def _modules():
             (tf.nn, _NN, "tf.nn."), (tf.compat.v2.nn, _NN, "tf.compat.v2.nn."),
             (tf.compat.v1.nn, _V1_NN, "tf.compat.v1.nn."),
             (resource_variable_ops.BaseResourceVariable, _RESOURCE_METHODS, "tf.Variable."),
+            (_SHARDED, _SHARDED_METHODS, "ShardedVariable."),
             (ref_variable.RefVariable, _METHODS, "tf.compat.v1.RefVariable."))
 
 

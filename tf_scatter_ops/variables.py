@@ -19,7 +19,7 @@ False shares it with other non-locking updates, whose rows may interleave.
 
 import tensorflow as tf
 
-from tf_scatter_ops import _calls, _convert, _table
+from tf_scatter_ops import _calls, _convert, _table, sharded
 from tf_scatter_ops._tf_private import dist_values, resource_variable_ops, values_util
 
 # Python name -> (the tensor op with the same semantics and dtypes, the
@@ -30,9 +30,11 @@ _OPS = {name: (row.py, "Resource" + row.variable, row.variable)
 
 
 def unwrap(value):
-    """The tf.Variable behind a Keras 3 variable; anything else unchanged."""
+    """The tf.Variable (or ShardedVariable) behind a Keras 3 variable;
+    anything else unchanged."""
     inner = getattr(value, "_value", None)
-    if isinstance(inner, tf.Variable) and not isinstance(value, tf.Variable):
+    if (isinstance(inner, (tf.Variable, sharded.ShardedVariable))
+            and not isinstance(value, (tf.Variable, sharded.ShardedVariable))):
         return inner
     return value
 
@@ -61,11 +63,6 @@ def local_variable(value):
 
 def _not_a_variable(op, ref):
     tensor_op = _OPS[op][0]
-    if type(ref).__name__ == "ShardedVariable":
-        return ValueError(
-            f"{op} does not support a ShardedVariable (a variable partitioned by "
-            "ParameterServerStrategy's variable_partitioner); create the variable "
-            "without a partitioner, or update each shard in `variables` yourself")
     return ValueError(
         f"{op} updates a tf.Variable in place, but got {type(ref).__name__}. "
         f"For a tensor use tso.{tensor_op}(tensor, indices, updates), which "
@@ -134,12 +131,26 @@ def _scatter_distributed(op, var, indices, updates, use_locking, name, policy):
     return var._update(update_fn=update_fn, value=rows)  # private
 
 
+def _scatter_sharded(op, table, indices, updates, use_locking, name, policy):
+    """Each shard of a ShardedVariable updated in place with its own rows
+    (sharded.py); returns the ShardedVariable, as its scatter methods do."""
+    _convert.check_dtype(_OPS[op][0], table.dtype)
+    with _convert.scope(name or op):
+        rows = sharded.Rows(table.variables, table.shape, _convert.indices(indices), policy, op)
+        parts = rows.partition(_convert.tensor(updates, dtype=table.dtype, name="updates"))
+        for shard, local, part in zip(rows.shards, rows.local, parts):
+            _scatter_variable(op, shard, local, part, use_locking, None, policy)
+    return table
+
+
 def _variable_scatter_function(op, doc):
     def f(ref, indices, updates, use_locking=True, name=None, bad_indices_policy=""):
         policy = _convert.check_policy(bad_indices_policy)
         ref = unwrap(ref)
         if _is_distributed(ref):
             return _scatter_distributed(op, ref, indices, updates, use_locking, name, policy)
+        if sharded.is_sharded(ref):
+            return _scatter_sharded(op, ref, indices, updates, use_locking, name, policy)
         return _scatter_variable(op, ref, indices, updates, use_locking, name, policy)
     f.__name__ = f.__qualname__ = op
     f.__doc__ = doc
