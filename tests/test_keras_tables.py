@@ -174,3 +174,33 @@ def test_fit_with_lazy_adam_changes_only_the_looked_up_rows():
     after = model.layers[0].embeddings.numpy()
     np.testing.assert_array_equal(after[20:], before[20:])
     assert (after[np.unique(x)] != before[np.unique(x)]).any(axis=1).all()
+
+
+def _step_output_shapes(layer_cls, optimizer, rows):
+    """The static output shapes of every op in a traced Keras training step
+    (model.train_step) of a [rows, DIM] table. The step calls no nested
+    function (asserted), so its graph's ops are all there is."""
+    keras.utils.set_random_seed(3)
+    model = keras.Sequential([keras.Input((4,), dtype="int32"), layer_cls(rows, DIM),
+                              keras.layers.GlobalAveragePooling1D(), keras.layers.Dense(1)])
+    model.compile(optimizer=optimizer, loss="mse")
+    model.optimizer.build(model.trainable_variables)
+    step = tf.function(lambda x, y: model.train_step((x, y)))
+    graph = step.get_concrete_function(tf.TensorSpec([None, 4], tf.int32),
+                                       tf.TensorSpec([None, 1], tf.float32)).graph
+    assert not graph.as_graph_def().library.function
+    return {tuple(t.shape.as_list()) for op in graph.get_operations() for t in op.outputs
+            if t.shape.rank is not None and t.shape.is_fully_defined()}
+
+
+@pytest.mark.parametrize("make", [lambda: tso.keras.optimizers.LazyAdam(0.01),
+                                  lambda: tso.keras.optimizers.Adagrad(0.1),
+                                  lambda: tso.keras.optimizers.SGD(0.1, momentum=0.9)],
+                         ids=["LazyAdam", "Adagrad", "SGD-momentum"])
+def test_no_op_of_a_training_step_has_the_tables_shape(make):
+    """The step reads, updates and keeps the slots of the touched rows only:
+    nothing in it is [rows, DIM] (Keras's own Embedding + Adam step is)."""
+    rows = 5003
+    assert (rows, DIM) in _step_output_shapes(keras.layers.Embedding,
+                                              keras.optimizers.Adam(0.01), rows)
+    assert (rows, DIM) not in _step_output_shapes(tso.keras.Embedding, make(), rows)
