@@ -27,28 +27,29 @@ def is_sharded(value):
     return isinstance(value, ShardedVariable)
 
 
-def _message(row, coords, shape):
-    return (f"indices[{row}] = [{','.join(str(c) for c in coords)}] does not index into "
-            f"shape [{','.join(str(d) for d in shape)}]")
-
-
 def _check(flat, shape):
     """An op that raises InvalidArgumentError naming the first row of `flat`
-    ([N, depth] int64) outside `shape`'s first depth dimensions (in eager
+    ([N, depth]) outside `shape`'s first depth dimensions (in eager
     mode it raises at once and returns None)."""
-    limits = tf.constant(shape[:flat.shape[-1]], tf.int64)
+    limits = tf.constant(shape[:flat.shape[-1]], flat.dtype)
     bad = tf.reduce_any((flat < 0) | (flat >= limits), axis=1)
-    first = tf.argmax(tf.cast(bad, tf.int32), output_type=tf.int64)
+    ok = tf.logical_not(tf.reduce_any(bad))
+
+    def message():  # made only when a row is bad
+        row = tf.argmax(tf.cast(bad, tf.int32), output_type=flat.dtype)
+        coords = tf.strings.reduce_join(tf.strings.as_string(tf.gather(flat, row)), separator=",")
+        return tf.strings.join(["indices[", tf.strings.as_string(row), "] = [", coords,
+                                "] does not index into shape [" + ",".join(map(str, shape)) + "]"])
+
     if tf.executing_eagerly():
-        if bool(tf.reduce_any(bad)):
-            row = int(first)
-            raise tf.errors.InvalidArgumentError(None, None,
-                                                 _message(row, flat[row].numpy(), shape))
+        if not bool(ok):
+            raise tf.errors.InvalidArgumentError(None, None, message().numpy().decode())
         return None
-    coords = tf.strings.reduce_join(tf.strings.as_string(tf.gather(flat, first)), separator=",")
-    text = tf.strings.join([f"indices[", tf.strings.as_string(first), "] = [", coords,
-                            "] does not index into shape [" + ",".join(map(str, shape)) + "]"])
-    return tf.debugging.Assert(tf.logical_not(tf.reduce_any(bad)), [text])
+
+    def fail():
+        with tf.control_dependencies([tf.debugging.Assert(ok, [message()])]):
+            return tf.identity(ok)
+    return tf.cond(ok, lambda: ok, fail)
 
 
 class Rows:
@@ -81,23 +82,30 @@ class Rows:
         self.shards, self.depth, self.indices = list(shards), depth, indices
         self.row_shape = shape[depth:]
         n = len(self.shards)
-        flat = tf.reshape(tf.cast(indices, tf.int64), [-1, depth])
+        # int32 unless the indices or the table need int64 (int16 widened)
+        dtype = tf.int64 if indices.dtype == tf.int64 or shape[0] >= 2**31 else tf.int32
+        flat = tf.reshape(tf.cast(indices, dtype), [-1, depth])
         check = None if policy == "IGNORE" else _check(flat, shape.as_list())
         with tf.control_dependencies([check] if check is not None else []):
             first = flat[:, 0]
             bad = (first < 0) | (first >= shape[0])
             shard, first = (route or self._blocks)(tf.where(bad, tf.zeros_like(first), first))
             self.shard = tf.where(bad, n, tf.cast(shard, tf.int32))  # n: dropped (IGNORE)
-        local = tf.concat([first[:, None], flat[:, 1:]], axis=1)
         self.count = tf.shape(flat)[0]
-        self.local = tf.dynamic_partition(local, self.shard, n + 1)[:n]
+        # 1-D partitions (TensorFlow's DynamicPartition is slow on rows)
+        self.positions = tf.dynamic_partition(tf.range(self.count), self.shard, n + 1)
+        if depth == 1:
+            self.local = [p[:, None] for p in tf.dynamic_partition(first, self.shard, n + 1)[:n]]
+        else:
+            local = tf.concat([first[:, None], flat[:, 1:]], axis=1)
+            self.local = [tf.gather(local, p) for p in self.positions[:n]]
 
     def _blocks(self, first):
         starts = [0]
         for shard in self.shards[:-1]:
             starts.append(starts[-1] + shard.shape[0])
-        shard = tf.searchsorted(tf.constant(starts[1:], tf.int64), first, side="right")
-        return shard, first - tf.gather(tf.constant(starts, tf.int64), shard)
+        shard = tf.searchsorted(tf.constant(starts[1:], first.dtype), first, side="right")
+        return shard, first - tf.gather(tf.constant(starts, first.dtype), shard)
 
     def partition(self, updates):
         """`updates` (the indices' outer shape + the row shape) per shard."""
@@ -112,7 +120,7 @@ class Rows:
     def stitch(self, parts, dtype):
         """The shards' results (`parts`, [rows of shard s] + row shape) in
         index order, shaped as the indices' outer dimensions + row shape."""
-        positions = tf.dynamic_partition(tf.range(self.count), self.shard, len(self.shards) + 1)
+        positions = self.positions
         row_shape = self.row_shape.as_list()
         if None in row_shape:
             row_shape = tf.shape(parts[0])[1:]
