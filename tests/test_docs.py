@@ -137,8 +137,8 @@ def test_every_block_is_fenced_with_a_known_language():
 
 
 PRELUDES = {
-    # ParameterServerStrategy needs a cluster: 2 workers and 1 parameter
-    # server, started in this process on free ports of 127.0.0.1 (after
+    # ParameterServerStrategy needs a cluster: 2 workers and 2 parameter
+    # servers, started in this process on free ports of 127.0.0.1 (after
     # `import tf_scatter_ops`, as every process of a cluster must), and the
     # TF_CONFIG of its chief, which TFConfigClusterResolver reads. The
     # servers cannot be stopped, so the process ends with os._exit.
@@ -156,12 +156,13 @@ PRELUDES = {
                 s.close()
             return ports
 
-        _chief, _w0, _w1, _ps = _free_ports(4)
-        _cluster = {"worker": [f"127.0.0.1:{_w0}", f"127.0.0.1:{_w1}"], "ps": [f"127.0.0.1:{_ps}"]}
+        _chief, _w0, _w1, _ps0, _ps1 = _free_ports(5)
+        _cluster = {"worker": [f"127.0.0.1:{_w0}", f"127.0.0.1:{_w1}"],
+                    "ps": [f"127.0.0.1:{_ps0}", f"127.0.0.1:{_ps1}"]}
         _config = tf.compat.v1.ConfigProto(inter_op_parallelism_threads=3)
         SERVERS = [tf.distribute.Server(tf.train.ClusterSpec(_cluster), job_name=job, task_index=k,
                                         protocol="grpc", config=_config, start=True)
-                   for job, k in (("worker", 0), ("worker", 1), ("ps", 0))]
+                   for job, k in (("worker", 0), ("worker", 1), ("ps", 0), ("ps", 1))]
         os.environ["TF_CONFIG"] = json.dumps({
             "cluster": dict(_cluster, chief=[f"127.0.0.1:{_chief}"]),
             "task": {"type": "chief", "index": 0}})

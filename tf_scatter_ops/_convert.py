@@ -8,6 +8,7 @@ import numpy as np
 import tensorflow as tf
 
 from tf_scatter_ops import _table
+from tf_scatter_ops._tf_private import ShardedVariable
 
 POLICIES = ("", "DEFAULT", "ERROR", "IGNORE")
 INDEX_DTYPES = (tf.int16, tf.int32, tf.int64)
@@ -59,8 +60,7 @@ def foreign(value):
     an extension type) other than a variable, a sharded one or IndexedSlices
     (which convert to a tensor)."""
     return (isinstance(value, tf.__internal__.CompositeTensor)
-            and not isinstance(value, (tf.Variable, tf.IndexedSlices,
-                                       tf.__internal__.distribute.ShardedVariable)))
+            and not isinstance(value, (tf.Variable, tf.IndexedSlices, ShardedVariable)))
 
 
 def tensor(value, dtype=None, dtype_hint=None, name=None):

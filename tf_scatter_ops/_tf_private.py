@@ -17,6 +17,9 @@ one changes meaning.
   lookups themselves, for what tso.gather and tso.nn hand back to them (an
   axis other than 0, a partitioned variable), whatever the patch has done to
   the tf.* names (ops.py, nn.py).
+- ShardedVariable: the class of ParameterServerStrategy's partitioned
+  tables (tf.__internal__.distribute), which sharded.py reads and updates
+  shard by shard and the patch gives our methods (sharded.py, patch.py).
 - func_graph_transforms: the list of transforms TensorFlow applies to every
   traced function graph (xla_sites.py), or None where TensorFlow has none.
 """
@@ -28,6 +31,9 @@ from tensorflow.python.ops import array_ops, embedding_ops  # noqa: F401
 from tensorflow.python.ops import control_flow_util, control_flow_util_v2  # noqa: F401
 from tensorflow.python.ops import ref_variable, resource_variable_ops  # noqa: F401
 from tensorflow.python.util import tf_stack  # noqa: F401
+from tensorflow import __internal__ as _internal
+
+ShardedVariable = _internal.distribute.ShardedVariable
 
 try:
     from tensorflow.python.eager.polymorphic_function import transform as _transform

@@ -13,14 +13,14 @@ row, so the results are those of the same op on one unsharded variable.
 Under the default policy every row is checked against the whole table's
 shape first: a bad one raises InvalidArgumentError naming it before any
 shard is read or written. Under "IGNORE" bad rows are dropped (reads give
-zeros for them).
+zeros for them). tso.nn's lookups split the ids among a list of tables the
+same way (Rows with the list's "mod" or "div" routing).
 """
 
 import tensorflow as tf
 
 from tf_scatter_ops import _calls
-
-ShardedVariable = tf.__internal__.distribute.ShardedVariable
+from tf_scatter_ops._tf_private import ShardedVariable
 
 
 def is_sharded(value):
