@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from tensorflow.python.distribute import sharded_variable
 from tensorflow.python.ops import ref_variable, resource_variable_ops
 
 import tf_scatter_ops as tso
@@ -65,7 +66,7 @@ def _op_types(fn, *args):
 def _every_patched_name():
     """(namespace or class, name) of everything patch_tensorflow() replaces."""
     spaces = dict(_namespaces(), **CLASSES, **MATH, **SPARSE, **NN,
-                  ShardedVariable=tf.__internal__.distribute.ShardedVariable)
+                  ShardedVariable=sharded_variable.ShardedVariable)
     names = _all_names() + [("tf.compat.v1", n) for n in V1_VARIABLE]
     names += [(ns, "gather") for ns in _namespaces()]
     names += [(m, n) for m in NN for n in NN_NAMES]
@@ -287,8 +288,15 @@ def test_variable_updates_build_our_op_while_patched(call, name):
 
     def run():
         v = tf.Variable(start)
-        f = (lambda: getattr(tf.compat.v1, name)(v, [[3], [1], [3]], [10., 20., 30.])) \
-            if call == "tf.compat.v1" else (lambda: getattr(v, name)([[3], [1], [3]], [10., 20., 30.]))
+
+        # named functions, not two lambdas on one line: AutoGraph finds a
+        # lambda by its source line and may convert the other one
+        def v1_function():
+            return getattr(tf.compat.v1, name)(v, [[3], [1], [3]], [10., 20., 30.])
+
+        def method():
+            return getattr(v, name)([[3], [1], [3]], [10., 20., 30.])
+        f = v1_function if call == "tf.compat.v1" else method
         types = _op_types(f)
         v.assign(start)
         value = tf.function(f)()

@@ -18,7 +18,7 @@ one changes meaning.
   axis other than 0, a partitioned variable), whatever the patch has done to
   the tf.* names (ops.py, nn.py).
 - ShardedVariable: the class of ParameterServerStrategy's partitioned
-  tables (tf.__internal__.distribute), which sharded.py reads and updates
+  tables, which sharded.py reads and updates
   shard by shard and the patch gives our methods (sharded.py, patch.py).
 - func_graph_transforms: the list of transforms TensorFlow applies to every
   traced function graph (xla_sites.py), or None where TensorFlow has none.
@@ -31,9 +31,7 @@ from tensorflow.python.ops import array_ops, embedding_ops  # noqa: F401
 from tensorflow.python.ops import control_flow_util, control_flow_util_v2  # noqa: F401
 from tensorflow.python.ops import ref_variable, resource_variable_ops  # noqa: F401
 from tensorflow.python.util import tf_stack  # noqa: F401
-from tensorflow import __internal__ as _internal
-
-ShardedVariable = _internal.distribute.ShardedVariable
+from tensorflow.python.distribute.sharded_variable import ShardedVariable  # noqa: F401
 
 try:
     from tensorflow.python.eager.polymorphic_function import transform as _transform
