@@ -239,8 +239,8 @@ def test_lists_of_tables_name_a_bad_id_or_drop_it(strategy):
 def test_patched_names_read_shards_with_our_ops():
     table = _sharded(_full(), [4, 3])
     with tso.patched():
-        for read in (lambda ids: tf.gather(table, ids), lambda ids: tf.nn.embedding_lookup(table, ids)):
-            f = tf.function(read)
+        for read in (tf.gather, tf.nn.embedding_lookup):  # the patched names
+            f = tf.function(lambda ids, read=read: read(table, ids))
             np.testing.assert_array_equal(f(tf.constant([6, 1])).numpy(), _full()[[6, 1]])
             outputs = _op_outputs(f.get_concrete_function(tf.TensorSpec([None], tf.int32)))
             assert "TfScatter>ResourceGatherNd" in {t for t, _ in outputs}, outputs
