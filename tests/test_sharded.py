@@ -265,3 +265,12 @@ def test_patched_sharded_methods():
         with pytest.raises(tf.errors.InvalidArgumentError, match="indices\\[1\\] = \\[7\\]"):
             table.scatter_sub(tf.IndexedSlices(tf.ones([2, 3]), tf.constant([1, 7])))
         np.testing.assert_array_equal(_value(table), want)
+
+
+def test_a_list_of_keras_variables():
+    """Keras 3 variables (whose shape is a tuple) as a list of tables."""
+    import keras
+    full = _full()
+    tables = [keras.Variable(full[:4]), keras.Variable(full[4:])]
+    got = tso.nn.embedding_lookup(tables, [6, 1, 4])
+    np.testing.assert_array_equal(got.numpy(), full[[6, 1, 4]])

@@ -43,8 +43,8 @@ def _tensorflows(params):
     not read, or a list of tables of unknown lengths."""
     shards = params if isinstance(params, (list, tuple)) else [params]
     return (not shards or not all(ops._ours_reads(p) for p in shards)
-            or (len(shards) > 1 and any(p.shape.rank is None or p.shape[0] is None
-                                        for p in shards)))
+            or (len(shards) > 1 and any(tf.TensorShape(p.shape).rank is None
+                                        or tf.TensorShape(p.shape)[0] is None for p in shards)))
 
 
 def _tables(params, partition_strategy):
@@ -80,10 +80,11 @@ def _lookup(params, ids, partition_strategy, max_norm, bad_indices_policy):
     if len(params) == 1:
         return _clip(ops.gather(params[0], ids, bad_indices_policy=bad_indices_policy), ids,
                      max_norm)
-    row_shape = params[0].shape[1:]
-    for p in params[1:]:
-        row_shape = row_shape.merge_with(p.shape[1:])
-    total = sum(p.shape[0] for p in params)
+    shapes = [tf.TensorShape(p.shape) for p in params]  # (a Keras variable's is a tuple)
+    row_shape = shapes[0][1:]
+    for shape in shapes[1:]:
+        row_shape = row_shape.merge_with(shape[1:])
+    total = sum(shape[0] for shape in shapes)
     rows = sharded.Rows(params, [total] + row_shape.as_list(), ids[..., None], bad_indices_policy,
                         "embedding_lookup",
                         lambda first: _partition(first, params, partition_strategy, total))
