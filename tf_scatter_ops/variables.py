@@ -8,8 +8,9 @@ and row reads straight from a variable's buffer.
 name=None, bad_indices_policy="")` take any variable: a resource variable
 (what `tf.Variable` makes in TensorFlow 2), a TensorFlow 1.x ref variable, a
 Keras variable, a `MirroredVariable` under `tf.distribute` (TensorFlow's
-replica / cross-replica rules for scatters), or a variable on a parameter
-server (the op runs on the variable's device). The semantics are those of the
+replica / cross-replica rules for scatters), a variable on a parameter
+server (the op runs on the variable's device), or a `ShardedVariable` (each
+shard updates its own rows on its server; sharded.py). The semantics are those of the
 tensor ops (duplicates, policies, depth 0..rank), written into the variable's
 buffer: copy-on-write as TensorFlow's sparse variable ops do, so a tensor read
 before the update keeps its values. With the ERROR policy a call with a bad
