@@ -27,6 +27,7 @@ from tf_scatter_ops._loader import (
     cpu_isa,
     load,
 )
+from tf_scatter_ops._calls import stock_ops
 from tf_scatter_ops.gpu import gpu_status
 from tf_scatter_ops import nn
 from tf_scatter_ops.ops import (
@@ -109,6 +110,7 @@ __all__ = [
     "sparse_segment_mean",
     "sparse_segment_sqrt_n",
     "sparse_segment_sum",
+    "stock_ops",
     "tensor_scatter_add",
     "tensor_scatter_nd_add",
     "tensor_scatter_nd_max",

@@ -2,13 +2,15 @@
 traceback ending in the user's code), or, under XLA where our XLA kernels do
 not apply, TensorFlow's op of the same meaning."""
 
+import contextlib
 import functools
 import inspect
+import threading
 import warnings
 
 import tensorflow as tf
 
-from tf_scatter_ops import _loader, _table, xla_sites
+from tf_scatter_ops import _loader, _stock_forms, _table, xla_sites
 from tf_scatter_ops._tf_private import control_flow_util, tf_stack
 
 
@@ -96,10 +98,41 @@ def library_op(op_type):
     return build
 
 
+_stock = threading.local()
+
+
+@contextlib.contextmanager
+def stock_ops():
+    """Inside it (in this thread; nestable), every plugin function emits
+    TensorFlow's built-in ops of the same meaning instead of the plugin's:
+    the same results for valid input, so that a function traced inside
+    (tf.saved_model.save, model.export, a TFLite conversion) holds no
+    TfScatter> op and loads where the plugin is not installed.
+
+    What goes: the first bad row named (TensorFlow's kernels name the last,
+    or, on the GPU, drop it), determinism of GPU sums, and in-place loops.
+    IGNORE is TensorFlow's bad_indices_policy where its op has one, masked
+    where not; int16 indices are widened where TensorFlow's kernels do not
+    take them; index depths TensorFlow's scatters do not take (0, above 7)
+    are reshaped into one they do."""
+    _stock.depth = getattr(_stock, "depth", 0) + 1
+    try:
+        yield
+    finally:
+        _stock.depth -= 1
+
+
+def emitting_stock():
+    """True inside stock_ops() in this thread."""
+    return getattr(_stock, "depth", 0) > 0
+
+
 def lowering(xla_ours=True):
-    """Whether a wrapper builds TensorFlow's op here instead of ours: under
-    XLA where our XLA kernels do not apply (or not `xla_ours`: this call's)."""
-    return in_xla_context() and not (xla_ours and xla_uses_our_kernels()) and lowering_to_xla()
+    """Whether a wrapper builds TensorFlow's op here instead of ours: inside
+    stock_ops(), or under XLA where our XLA kernels do not apply (or not
+    `xla_ours`: this call's)."""
+    return emitting_stock() or (in_xla_context() and not (xla_ours and xla_uses_our_kernels())
+                                and lowering_to_xla())
 
 
 def raw_op(op, xla_ours=True):
@@ -111,7 +144,13 @@ def raw_op(op, xla_ours=True):
 
 
 def _lowered(op, theirs, bad_indices_policy="", **inputs):
-    """TensorFlow's op `theirs` for ours, under XLA."""
+    """TensorFlow's op `theirs` for ours, under XLA or stock_ops()."""
+    if emitting_stock():  # the forms TensorFlow's kernels take
+        return _stock_forms.call(op, theirs, bad_indices_policy, inputs, _plain_lowered)
+    return _plain_lowered(op, theirs, bad_indices_policy, **inputs)
+
+
+def _plain_lowered(op, theirs, bad_indices_policy="", **inputs):
     if op != "gather_nd":
         # TensorFlow's scatters and segment ops take int32 and int64 indices only
         for name in ("segment_ids", "indices", "shape"):

@@ -32,7 +32,7 @@ def _tensor_scatter(op, tensor, indices, updates, bad_indices_policy, name):
     # or XLA's lowering.
     if (type(tensor) is _EagerTensor and type(indices) is _EagerTensor
             and type(updates) is _EagerTensor and bad_indices_policy == ""
-            and tf.executing_eagerly()):
+            and tf.executing_eagerly() and not _calls.emitting_stock()):
         dtype = tensor._datatype_enum()
         if (dtype in _convert.ENUM_SETS[op] and indices._datatype_enum() in _convert.INDEX_ENUMS
                 and updates._datatype_enum() == dtype):

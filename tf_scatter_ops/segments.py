@@ -148,8 +148,10 @@ def _sparse_function(op, doc):
             if num_segments is not None:
                 inputs["num_segments"] = _num_segments(num_segments)
             if _calls.lowering(xla_ours=False):
-                if num_segments is None:  # TensorFlow's op, which XLA does not compile
-                    theirs = getattr(tf.raw_ops, _table.BY_PY[op].tf.replace("WithNumSegments", ""))
+                if num_segments is None or _calls.emitting_stock():
+                    # TensorFlow's op (which XLA does not compile)
+                    theirs = getattr(tf.raw_ops, _table.BY_PY[op].tf.replace(
+                        "WithNumSegments", "") + ("" if num_segments is None else "WithNumSegments"))
                     return _calls._lowered(op, theirs, policy, **inputs)
                 return _sparse_for_xla(op, inputs, policy)
             inputs.setdefault("num_segments", tf.constant(-1, tf.int32))

@@ -88,7 +88,9 @@ def _scatter_variable(op, ref, indices, updates, use_locking, name, policy):
                                        bad_indices_policy=policy)
         parent = getattr(ref, "_parent_op", None)  # an unread value of an earlier update
         with tf.control_dependencies([parent] if parent is not None and not tf.executing_eagerly() else []):
-            if _calls.lowering_to_xla():
+            if _calls.emitting_stock():
+                update = _stock_scatter(op, ref, indices, updates, use_locking, policy)
+            elif _calls.lowering_to_xla():
                 update = _xla_scatter(op, ref, indices, updates, use_locking)
             else:
                 update = _calls.library_op(resource_op)(ref.handle, indices, updates,
@@ -108,6 +110,22 @@ def _xla_scatter(op, ref, indices, updates, use_locking):
                           use_locking=bool(use_locking), read_value=False)
     return getattr(tf.raw_ops, resource_op)(
         ref=ref.handle, indices=indices, updates=updates, use_locking=bool(use_locking))
+
+
+def _stock_scatter(op, ref, indices, updates, use_locking, policy):
+    """Inside stock_ops(): TensorFlow's resource op of the same name, which
+    takes the same policies (int32 or int64 indices of depth 1 to 7)."""
+    depth = indices.shape[-1] if indices.shape.rank is not None else None
+    if depth is None or not 1 <= depth <= 7:
+        raise ValueError(
+            f"stock_ops: {op} on a variable has TensorFlow's resource op only for index "
+            f"depths 1 to 7 known when the function is traced; got indices of shape "
+            f"{indices.shape}. Use depth 1 to 7, or leave this function out of stock_ops().")
+    if indices.dtype == tf.int16:
+        indices = tf.cast(indices, tf.int32)
+    return getattr(tf.raw_ops, _OPS[op][1])(ref=ref.handle, indices=indices, updates=updates,
+                                            use_locking=bool(use_locking),
+                                            bad_indices_policy=policy)
 
 
 def _scatter_distributed(op, var, indices, updates, use_locking, name, policy):
@@ -179,10 +197,29 @@ def gather_rows(var, indices, policy):
     method does."""
     if var.trainable:
         resource_variable_ops.variable_accessed(var)
+    if _calls.emitting_stock():
+        return _stock_gather_rows(var, indices, policy)
     if _calls.lowering_to_xla():  # XLA compiles no ResourceGatherNd; it reads variables in place
         return tf.raw_ops.GatherNd(params=var.value(), indices=indices)
     return _calls.library_op("ResourceGatherNd")(var.handle, indices, dtype=var.dtype,
                                            bad_indices_policy=policy)
+
+
+def _stock_gather_rows(var, indices, policy):
+    """Inside stock_ops(): TensorFlow's ResourceGatherNd, which has no
+    policy; under IGNORE a bad row reads row 0 and is zeroed."""
+    if indices.dtype == tf.int16:
+        indices = tf.cast(indices, tf.int32)
+    if policy != "IGNORE":
+        return tf.raw_ops.ResourceGatherNd(resource=var.handle, indices=indices, dtype=var.dtype)
+    shape = tf.raw_ops.VariableShape(input=var.handle, out_type=indices.dtype)
+    valid = tf.reduce_all((indices >= 0) & (indices < shape[:tf.shape(indices)[-1]]), axis=-1)
+    rows = tf.raw_ops.ResourceGatherNd(
+        resource=var.handle, indices=tf.where(valid[..., None], indices, tf.zeros_like(indices)),
+        dtype=var.dtype)
+    ones = tf.ones([tf.rank(rows) - tf.rank(valid)], tf.int32)
+    mask = tf.reshape(valid, tf.concat([tf.shape(valid), ones], 0))
+    return tf.where(mask, rows, tf.zeros_like(rows))
 
 
 # The tf.Variable methods that take an IndexedSlices (TensorFlow's
