@@ -57,9 +57,10 @@ for _op in ("update", "add", "sub", "min", "max"):
                                                                np.stack([T - 9, T + 1]))
     CASES[f"tensor_scatter_nd_{_op} IGNORE"] = lambda f=_f: f(T, BAD, U2,
                                                               bad_indices_policy="IGNORE")
-CASES["tensor_scatter_nd_add depth 8"] = lambda: tso.tensor_scatter_nd_add(
-    np.ones([2] * 8 + [3], np.float32), [[1] * 8, [0] * 8, [1] * 8, [1, 2] + [0] * 6],
-    np.arange(12, dtype=np.float32).reshape(4, 3), bad_indices_policy="IGNORE")
+for _op in ("add", "update"):
+    CASES[f"tensor_scatter_nd_{_op} depth 8"] = lambda f=getattr(tso, f"tensor_scatter_nd_{_op}"): f(
+        np.ones([2] * 8 + [3], np.float32), [[1] * 8, [0] * 8, [1] * 8, [1, 2] + [0] * 6],
+        np.arange(12, dtype=np.float32).reshape(4, 3), bad_indices_policy="IGNORE")
 
 
 def _op_types(concrete):
@@ -169,3 +170,32 @@ def test_a_saved_model_written_inside_loads_without_the_plugin(tmp_path):
     got = json.loads(proc.stdout.strip().splitlines()[-1])
     want = {k: v.numpy().tolist() for k, v in model(tf.constant(ids)).items()}
     assert got == want
+
+
+TFLITE = {
+    "gather_nd": lambda ids: tso.gather_nd(T[:, :, 0], ids[:, None]),
+    "scatter_nd": lambda ids: tso.scatter_nd(ids[:, None], tf.ones([4, 3]), [4, 3]),
+    "tensor_scatter_nd_add": lambda ids: tso.tensor_scatter_nd_add(T[:, :, 0], ids[:, None],
+                                                                   tf.ones([4, 3])),
+    # duplicates: TFLite's lowering of TensorScatterUpdate counts each one
+    "tensor_scatter_nd_update": lambda ids: tso.tensor_scatter_nd_update(
+        T[:, :, 0], ids[:, None], tf.reshape(tf.range(12.0), [4, 3])),
+    "unsorted_segment_sum": lambda ids: tso.unsorted_segment_sum(T[:, :, 0], ids, 5),
+    "unsorted_segment_max": lambda ids: tso.unsorted_segment_max(T[:, :, 0], ids, 5),
+}
+
+
+@pytest.mark.skipif(not hasattr(tf.lite, "Interpreter"), reason="no tf.lite.Interpreter")
+@pytest.mark.parametrize("case", TFLITE)
+def test_tflite_with_builtin_ops_gives_the_plugins_results(case):
+    ids = tf.constant([3, 0, 3, 1], tf.int32)
+    with tso.stock_ops():
+        concrete = tf.function(TFLITE[case]).get_concrete_function(tf.TensorSpec([4], tf.int32))
+    converter = tf.lite.TFLiteConverter.from_concrete_functions([concrete])
+    converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS]
+    interpreter = tf.lite.Interpreter(model_content=converter.convert())
+    interpreter.allocate_tensors()
+    interpreter.set_tensor(interpreter.get_input_details()[0]["index"], ids.numpy())
+    interpreter.invoke()
+    got = interpreter.get_tensor(interpreter.get_output_details()[0]["index"])
+    np.testing.assert_array_equal(got, TFLITE[case](ids).numpy())

@@ -3,6 +3,9 @@ a wrapper's inputs rewritten so that TensorFlow's op of the same meaning
 gives the plugin's results for valid input, and IGNORE its results for bad
 rows.
 
+- tensor_scatter_nd_update: only the last update of each distinct index
+  row goes to TensorFlow's op (converters such as TFLite's lower it in a
+  way that counts duplicates).
 - Scatters: TensorFlow's kernels take index depths 1 to 7. Depth 0 (each
   update is the whole tensor) becomes depth 1 on a leading dimension of 1;
   a depth above 7 becomes depth 1 on the first `depth` dimensions flattened
@@ -65,6 +68,22 @@ def _sparse_segment_ignoring(op, inputs, lowered):
     return lowered(op, theirs, "", **inputs)
 
 
+def _last_of_duplicates(indices, updates):
+    """The last update of each distinct index row (in index order): what
+    tensor_scatter_nd_update keeps, given to TensorFlow's op without the
+    duplicates, whose handling differs between its kernels and converters
+    (TFLite's lowering counts every duplicate)."""
+    depth = indices.shape[-1]
+    flat = tf.reshape(indices, [-1, depth])
+    rows = tf.reshape(updates, tf.concat([[-1], tf.shape(updates)[indices.shape.rank - 1:]], 0))
+    if depth == 1:
+        distinct, which = tf.unique(flat[:, 0], out_idx=tf.int32)
+    else:
+        distinct, which = tf.raw_ops.UniqueV2(x=flat, axis=[0], out_idx=tf.int32)
+    last = tf.math.unsorted_segment_max(tf.range(tf.size(which)), which, tf.shape(distinct)[0])
+    return {"indices": tf.gather(flat, last), "updates": tf.gather(rows, last)}
+
+
 def _scatter(op, theirs, policy, inputs, lowered):
     indices = _wide(inputs["indices"])
     depth = indices.shape[-1] if indices.shape.rank is not None else None
@@ -73,7 +92,7 @@ def _scatter(op, theirs, policy, inputs, lowered):
             f"stock_ops: {op} needs indices whose last dimension (the index depth) is known "
             f"when the function is traced, to write it with TensorFlow's ops; got {indices.shape}")
     if 1 <= depth <= MAX_SCATTER_DEPTH:
-        return lowered(op, theirs, policy, **inputs)
+        return _lowered_scatter(op, theirs, policy, inputs, lowered)
     outer = tf.shape(indices)[:-1]
     if op == "scatter_nd":
         shape = inputs["shape"]
@@ -98,5 +117,12 @@ def _scatter(op, theirs, policy, inputs, lowered):
         inputs["shape"] = flat_shape
     else:
         inputs["tensor"] = tf.reshape(inputs["tensor"], tf.cast(flat_shape, tf.int64))
-    out = lowered(op, theirs, policy, **inputs)
+    out = _lowered_scatter(op, theirs, policy, inputs, lowered)
     return tf.reshape(out, tf.cast(shape, tf.int64))
+
+
+def _lowered_scatter(op, theirs, policy, inputs, lowered):
+    """TensorFlow's scatter on indices of depth 1 to 7."""
+    if op == "tensor_scatter_nd_update":
+        inputs = dict(inputs, **_last_of_duplicates(_wide(inputs["indices"]), inputs["updates"]))
+    return lowered(op, theirs, policy, **inputs)
