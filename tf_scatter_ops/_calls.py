@@ -154,8 +154,8 @@ def _plain_lowered(op, theirs, bad_indices_policy="", **inputs):
     if op != "gather_nd":
         # TensorFlow's scatters and segment ops take int32 and int64 indices only
         for name in ("segment_ids", "indices", "shape"):
-            if name in inputs and inputs[name].dtype == tf.int16:
-                inputs[name] = tf.cast(inputs[name], tf.int32)
+            if name in inputs:
+                inputs[name] = _stock_forms.wide(inputs[name])
     if _takes(theirs, "bad_indices_policy"):  # XLA honours IGNORE in gathers (zeros)
         inputs["bad_indices_policy"] = bad_indices_policy
     if "sparse_gradient" in inputs and not _takes(theirs, "sparse_gradient"):

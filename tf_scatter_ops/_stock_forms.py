@@ -34,7 +34,7 @@ def call(op, theirs, policy, inputs, lowered):
     if kind in ("ScatterNd", "TensorScatter"):
         return _scatter(op, theirs, policy, inputs, lowered)
     if policy == "IGNORE" and kind == "UnsortedSegment":
-        ids = _wide(inputs["segment_ids"])
+        ids = wide(inputs["segment_ids"])
         inputs["segment_ids"] = tf.where(ids >= tf.cast(inputs["num_segments"], ids.dtype),
                                          tf.constant(-1, ids.dtype), ids)
         policy = ""
@@ -48,12 +48,14 @@ def call(op, theirs, policy, inputs, lowered):
     return lowered(op, theirs, policy, **inputs)
 
 
-def _wide(indices):
+def wide(indices):
+    """int16 indices as int32 (TensorFlow's scatter and segment kernels take
+    int32 and int64 only); others unchanged."""
     return tf.cast(indices, tf.int32) if indices.dtype == tf.int16 else indices
 
 
 def _sparse_segment_ignoring(op, inputs, lowered):
-    indices, ids = _wide(inputs["indices"]), _wide(inputs["segment_ids"])
+    indices, ids = wide(inputs["indices"]), wide(inputs["segment_ids"])
     num_segments = inputs.get("num_segments")
     if num_segments is None:  # the plugin's length: the last id + 1, dropped or not
         num_segments = tf.cond(tf.size(ids) > 0, lambda: tf.cast(ids[-1], tf.int64) + 1,
@@ -85,7 +87,7 @@ def _last_of_duplicates(indices, updates):
 
 
 def _scatter(op, theirs, policy, inputs, lowered):
-    indices = _wide(inputs["indices"])
+    indices = wide(inputs["indices"])
     depth = indices.shape[-1] if indices.shape.rank is not None else None
     if depth is None:
         raise ValueError(
@@ -124,5 +126,5 @@ def _scatter(op, theirs, policy, inputs, lowered):
 def _lowered_scatter(op, theirs, policy, inputs, lowered):
     """TensorFlow's scatter on indices of depth 1 to 7."""
     if op == "tensor_scatter_nd_update":
-        inputs = dict(inputs, **_last_of_duplicates(_wide(inputs["indices"]), inputs["updates"]))
+        inputs = dict(inputs, **_last_of_duplicates(wide(inputs["indices"]), inputs["updates"]))
     return lowered(op, theirs, policy, **inputs)

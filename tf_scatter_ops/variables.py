@@ -20,7 +20,7 @@ False shares it with other non-locking updates, whose rows may interleave.
 
 import tensorflow as tf
 
-from tf_scatter_ops import _calls, _convert, _table, sharded
+from tf_scatter_ops import _calls, _convert, _stock_forms, _table, sharded
 from tf_scatter_ops._tf_private import dist_values, resource_variable_ops, values_util
 
 # Python name -> (the tensor op with the same semantics and dtypes, the
@@ -121,8 +121,7 @@ def _stock_scatter(op, ref, indices, updates, use_locking, policy):
             f"stock_ops: {op} on a variable has TensorFlow's resource op only for index "
             f"depths 1 to 7 known when the function is traced; got indices of shape "
             f"{indices.shape}. Use depth 1 to 7, or leave this function out of stock_ops().")
-    if indices.dtype == tf.int16:
-        indices = tf.cast(indices, tf.int32)
+    indices = _stock_forms.wide(indices)
     return getattr(tf.raw_ops, _OPS[op][1])(ref=ref.handle, indices=indices, updates=updates,
                                             use_locking=bool(use_locking),
                                             bad_indices_policy=policy)
@@ -208,8 +207,7 @@ def gather_rows(var, indices, policy):
 def _stock_gather_rows(var, indices, policy):
     """Inside stock_ops(): TensorFlow's ResourceGatherNd, which has no
     policy; under IGNORE a bad row reads row 0 and is zeroed."""
-    if indices.dtype == tf.int16:
-        indices = tf.cast(indices, tf.int32)
+    indices = _stock_forms.wide(indices)
     if policy != "IGNORE":
         return tf.raw_ops.ResourceGatherNd(resource=var.handle, indices=indices, dtype=var.dtype)
     shape = tf.raw_ops.VariableShape(input=var.handle, out_type=indices.dtype)
