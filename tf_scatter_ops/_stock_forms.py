@@ -33,11 +33,9 @@ import tensorflow as tf
 from tf_scatter_ops import _table
 
 MAX_SCATTER_DEPTH = 7  # TensorFlow's scatter kernels
-_UNSORTED = {"segment_sum": tf.raw_ops.UnsortedSegmentSum,
-             "segment_prod": tf.raw_ops.UnsortedSegmentProd,
-             "segment_min": tf.raw_ops.UnsortedSegmentMin,
-             "segment_max": tf.raw_ops.UnsortedSegmentMax,
-             "segment_mean": tf.raw_ops.UnsortedSegmentSum}
+_UNSORTED = {"segment_sum": "unsorted_segment_sum", "segment_prod": "unsorted_segment_prod",
+             "segment_min": "unsorted_segment_min", "segment_max": "unsorted_segment_max",
+             "segment_mean": "unsorted_segment_sum"}
 
 
 def call(op, theirs, policy, inputs, lowered):
@@ -51,12 +49,86 @@ def call(op, theirs, policy, inputs, lowered):
         return _sorted_segment(op, policy, inputs)
     if kind == "SparseSegment":
         return _sparse_segment(op, policy, inputs)
-    if policy == "IGNORE" and kind == "UnsortedSegment":
-        ids = wide(inputs["segment_ids"])
-        inputs["segment_ids"] = tf.where(ids >= tf.cast(inputs["num_segments"], ids.dtype),
-                                         tf.constant(-1, ids.dtype), ids)
-        policy = ""
+    if kind == "UnsortedSegment":
+        return _unsorted_segment(op, inputs["data"], wide(inputs["segment_ids"]),
+                                 inputs["num_segments"], policy, op)
+    if policy == "IGNORE":  # gather_nd
+        return _gather_nd_ignoring(inputs["params"], wide(inputs["indices"]))
     return lowered(op, theirs, policy, **inputs)
+
+
+def gather_rows(handle, dtype, indices, policy):
+    """Rows of a variable: a read of the variable and a GatherNd, which
+    TFLite's converter freezes (it takes no ResourceGatherNd). In TensorFlow
+    the read shares the variable's buffer, unless the function also updates
+    the variable in place (then TensorFlow copies it on each read)."""
+    value = tf.raw_ops.ReadVariableOp(resource=handle, dtype=dtype)
+    indices = wide(indices)
+    if policy == "IGNORE":
+        return _gather_nd_ignoring(value, indices)
+    return tf.raw_ops.GatherNd(params=value, indices=indices)
+
+
+def _gather_nd_ignoring(params, indices):
+    """gather_nd under IGNORE: a bad row reads row 0 and is zeroed (neither
+    TFLite's nor ONNX's GatherNd has TensorFlow's policy)."""
+    shape = tf.shape(params, out_type=indices.dtype)
+    valid = tf.reduce_all((indices >= 0) & (indices < shape[:tf.shape(indices)[-1]]), axis=-1)
+    rows = tf.raw_ops.GatherNd(params=params,
+                               indices=tf.where(valid[..., None], indices, tf.zeros_like(indices)))
+    flat = tf.reshape(rows, tf.concat([[-1], tf.shape(rows)[tf.rank(valid):]], 0))
+    picked = _select_rows(tf.reshape(valid, [-1]), flat, tf.zeros_like(flat))
+    return tf.reshape(picked, tf.shape(rows))
+
+
+def _select_rows(cond, a, b):
+    """Row i of `a` where cond[i], else of `b`, as a gather: tf2onnx writes a
+    float tf.where as cond * a + (1 - cond) * b, which gives NaN for an
+    infinity in the row not chosen."""
+    n = tf.shape(cond)[0]
+    return tf.gather(tf.concat([b, a], 0), tf.range(n) + n * tf.cast(cond, tf.int32))
+
+
+def _unsorted_segment(reducer, data, ids, n, policy, op, true_extreme=False):
+    """`reducer` (unsorted_segment_sum, _prod, _min or _max) as TensorFlow's
+    op with one more segment, sliced off, for the ids TensorFlow drops
+    (negative ones; under IGNORE those >= n too): ONNX's form of the op wraps
+    negative ids around instead of dropping them. Empty segments of min and
+    max get TensorFlow's value (the dtype's highest / lowest), where ONNX's
+    form gives infinities; with `true_extreme`, min and max are those of the
+    values (+-inf for a segment of +-inf only, where TensorFlow's unsorted
+    kernels give the highest / lowest value). `op` names the caller in the
+    check for ids >= n."""
+    n = tf.cast(n, ids.dtype)
+    checks = []
+    if policy == "IGNORE":
+        dropped = (ids < 0) | (ids >= n)
+    else:  # TensorFlow's kernels reject ids >= n (on the CPU)
+        dropped = ids < 0
+        what = ("index rows must lie inside the tensor" if "scatter" in op
+                else "segment ids must be < num_segments")
+        checks = [tf.debugging.Assert(tf.reduce_all(ids < n), [f"{op}: {what}", n])]
+    ids = tf.where(dropped, n, ids)
+    theirs = getattr(tf.raw_ops, _table.BY_PY[reducer].tf)
+    with tf.control_dependencies(checks):
+        out = theirs(data=data, segment_ids=ids, num_segments=n + 1)[:n]
+    if reducer in ("unsorted_segment_min", "unsorted_segment_max") and data.dtype.is_floating:
+        is_min = reducer == "unsorted_segment_min"
+        if true_extreme:  # a segment of infinities only is that infinity
+            inf = tf.constant(np.inf if is_min else -np.inf, data.dtype)
+            # (compared with the highest / lowest finite value: TFLite's x != inf is true for inf)
+            finite = tf.less_equal if is_min else tf.greater_equal
+            others = tf.raw_ops.UnsortedSegmentSum(
+                data=tf.cast(finite(data, tf.constant(data.dtype.max if is_min else data.dtype.min,
+                                                      data.dtype)), tf.int32), segment_ids=ids,
+                num_segments=n + 1)[:n]
+            # (tf2onnx writes a true select only when a branch is an infinite constant)
+            out = tf.where(others > 0, out, inf)
+        elif is_min:  # TensorFlow's kernels start each segment at the highest
+            out = tf.minimum(out, tf.constant(data.dtype.max, data.dtype))  # (lowest) value:
+        else:  # their results never pass it
+            out = tf.maximum(out, tf.constant(data.dtype.min, data.dtype))
+    return out
 
 
 def wide(indices):
@@ -75,7 +147,8 @@ def _check_sorted(op, ids):
 def _row_counts(ids, n, dtype, data_rank):
     """Each segment's row count (at least 1) in `dtype`, shaped to divide a
     [n] + data.shape[1:] sum."""
-    count = tf.math.unsorted_segment_sum(tf.ones(tf.shape(ids), dtype), ids, n)
+    count = _unsorted_segment("unsorted_segment_sum", tf.ones(tf.shape(ids), dtype), ids, n,
+                              "IGNORE", "count")
     return tf.reshape(tf.maximum(count, tf.ones([], dtype)),
                       tf.concat([[-1], tf.ones([data_rank - 1], tf.int32)], 0))
 
@@ -90,17 +163,17 @@ def _sorted_segment(op, policy, inputs):
     n = _segments_to_last_id(ids)
     checks = [] if policy == "IGNORE" else [_check_sorted(op, ids)]
     with tf.control_dependencies(checks):
-        # IGNORE: negative ids are dropped, as the unsorted op drops them
-        out = _UNSORTED[op](data=data, segment_ids=ids, num_segments=n)
+        # IGNORE: negative ids are dropped, as the unsorted form drops them
+        out = _unsorted_segment(_UNSORTED[op], data, ids, n, "IGNORE", op, true_extreme=True)
         if op in ("segment_min", "segment_max", "segment_mean"):
-            counts = tf.math.unsorted_segment_sum(tf.ones(tf.shape(ids), tf.int32), ids, n)
+            counts = _unsorted_segment("unsorted_segment_sum", tf.ones(tf.shape(ids), tf.int32),
+                                       ids, n, "IGNORE", op)
             shape = tf.concat([[-1], tf.ones([tf.rank(data) - 1], tf.int32)], 0)
-            counts = tf.reshape(counts, shape)
             if op == "segment_mean":
-                count = tf.cast(tf.maximum(counts, 1), data.dtype)
+                count = tf.cast(tf.maximum(tf.reshape(counts, shape), 1), data.dtype)
                 return (tf.truncatediv(out, count) if data.dtype.is_integer
                         else out / count)
-            return tf.where(counts > 0, out, tf.zeros([], data.dtype))  # gaps: 0
+            return _select_rows(counts > 0, out, tf.zeros_like(out))  # gaps: 0
         return out
 
 
@@ -116,7 +189,8 @@ def _sparse_segment(op, policy, inputs):
     else:
         checks = [_check_sorted(op, ids)]
     with tf.control_dependencies(checks):
-        total = tf.math.unsorted_segment_sum(tf.gather(data, indices), ids, n)
+        total = _unsorted_segment("unsorted_segment_sum", tf.gather(data, indices), ids, n,
+                                  "IGNORE", op)
     if op == "sparse_segment_sum":
         return total
     count = _row_counts(ids, n, data.dtype, data.shape.rank or tf.rank(data))
@@ -124,20 +198,28 @@ def _sparse_segment(op, policy, inputs):
     return total * scale
 
 
-def _last_of_duplicates(indices, updates):
+def _rows(indices, updates):
+    """indices as [N, depth] rows and updates as [N, slice...] rows."""
+    depth = indices.shape[-1]
+    rows = tf.reshape(updates, tf.concat([[-1], tf.shape(updates)[indices.shape.rank - 1:]], 0))
+    return tf.reshape(indices, [-1, depth]), rows
+
+
+def _last_of_duplicates(indices, updates, dims):
     """The last update of each distinct index row (in index order): what
     tensor_scatter_nd_update keeps, given to TensorFlow's op without the
     duplicates, whose handling differs between its kernels and converters
-    (TFLite's lowering counts every duplicate)."""
+    (TFLite's lowering counts every duplicate). The rows are told apart by
+    their position in the flattened dimensions `dims`, and the last of each
+    found by a stable sort (ops TFLite and ONNX both have)."""
     depth = indices.shape[-1]
-    flat = tf.reshape(indices, [-1, depth])
-    rows = tf.reshape(updates, tf.concat([[-1], tf.shape(updates)[indices.shape.rank - 1:]], 0))
-    if depth == 1:
-        distinct, which = tf.unique(flat[:, 0], out_idx=tf.int32)
-    else:
-        distinct, which = tf.raw_ops.UniqueV2(x=flat, axis=[0], out_idx=tf.int32)
-    last = tf.math.unsorted_segment_max(tf.range(tf.size(which)), which, tf.shape(distinct)[0])
-    return {"indices": tf.gather(flat, last), "updates": tf.gather(rows, last)}
+    flat, rows = _rows(indices, updates)
+    linear = _linear(flat, tf.cast(dims, flat.dtype), depth, -1) if depth > 1 else flat[:, 0]
+    order = tf.argsort(linear, stable=True)
+    ordered = tf.gather(linear, order)
+    last = tf.concat([tf.not_equal(ordered[1:], ordered[:-1]), [True]], 0)[:tf.size(linear)]
+    keep = tf.boolean_mask(order, last)
+    return {"indices": tf.gather(flat, keep), "updates": tf.gather(rows, keep)}
 
 
 def _linear(indices, dims, depth, bad_index):
@@ -168,55 +250,65 @@ def _scatter(op, theirs, policy, inputs, lowered):
         raise ValueError(
             f"stock_ops: {op} needs indices whose last dimension (the index depth) is known "
             f"when the function is traced, to write it with TensorFlow's ops; got {indices.shape}")
+    shape = (wide(inputs["shape"]) if op == "scatter_nd"
+             else tf.shape(inputs["tensor"], out_type=indices.dtype))
+    if op == "scatter_nd" and inputs["updates"].dtype != tf.bool:
+        # an add into zeros (ONNX's ScatterND without a reduction overwrites duplicates)
+        op, theirs = "tensor_scatter_nd_add", tf.raw_ops.TensorScatterAdd
+        inputs = {"tensor": tf.zeros(shape, inputs["updates"].dtype), "indices": indices,
+                  "updates": inputs["updates"]}
+        shape = tf.shape(inputs["tensor"], out_type=indices.dtype)
+    if policy == "IGNORE" and depth:  # drop the bad rows (converters have no policy)
+        flat, rows = _rows(indices, inputs["updates"])
+        valid = tf.reduce_all((flat >= 0) & (flat < tf.cast(shape[:depth], flat.dtype)), axis=-1)
+        indices = tf.boolean_mask(flat, valid)
+        inputs = dict(inputs, indices=indices, updates=tf.boolean_mask(rows, valid))
+        policy = ""
     flatten = op in ("tensor_scatter_nd_min", "tensor_scatter_nd_max")
     if 1 <= depth <= MAX_SCATTER_DEPTH and not flatten:
-        return _lowered_scatter(op, theirs, policy, dict(inputs, indices=indices), lowered)
-    shape = (inputs["shape"] if op == "scatter_nd"
-             else tf.shape(inputs["tensor"], out_type=indices.dtype))
+        return _lowered_scatter(op, theirs, dict(inputs, indices=indices), shape[:depth], lowered)
     dtype = _flat_index_dtype(indices, shape, depth)
     indices, dims = tf.cast(indices, dtype), tf.cast(shape[:depth], dtype)
     rows = tf.reduce_prod(dims)[None]
     if depth == 0:  # the whole tensor: depth 1 on a leading dimension of 1
         flat_indices = tf.zeros(tf.concat([tf.shape(indices)[:-1], [1]], 0), dtype)
         rows = tf.ones([1], dtype)
-    else:
-        bad = -1 if policy == "IGNORE" or not flatten else rows[0]  # (TensorFlow's check)
-        flat_indices = _linear(indices, dims, depth, bad)[..., None]
+    else:  # a bad row gets an index TensorFlow's ops reject
+        flat_indices = _linear(indices, dims, depth, rows[0] if flatten else -1)[..., None]
     flat_shape = tf.concat([rows, tf.cast(shape[depth:], dtype)], 0)
+    if op == "scatter_nd":  # bool and string: TensorFlow's ScatterNd
+        flat = dict(inputs, shape=tf.cast(flat_shape, shape.dtype),
+                    indices=tf.cast(flat_indices, shape.dtype))
+        return tf.reshape(_lowered_scatter(op, theirs, flat, rows, lowered), shape)
+    tensor = tf.reshape(inputs["tensor"], flat_shape)
     if flatten:
-        out = _scatter_min_max(op, tf.reshape(inputs["tensor"], flat_shape), flat_indices,
-                               inputs["updates"], rows[0])
+        out = _scatter_min_max(op, tensor, flat_indices, inputs["updates"], rows[0])
     else:
-        flat = dict(inputs, indices=flat_indices)
-        if op == "scatter_nd":
-            flat["shape"] = tf.cast(flat_shape, shape.dtype)
-            flat["indices"] = tf.cast(flat_indices, shape.dtype)
-        else:
-            flat["tensor"] = tf.reshape(inputs["tensor"], flat_shape)
-        out = _lowered_scatter(op, theirs, policy, flat, lowered)
+        out = _lowered_scatter(op, theirs, dict(inputs, tensor=tensor, indices=flat_indices),
+                               rows, lowered)
     return tf.reshape(out, shape)
 
 
 def _scatter_min_max(op, tensor, indices, updates, rows):
     """tensor_scatter_nd_min/max on a [rows, ...] tensor and depth-1 indices:
     the updates' minimum (maximum) per row, where a row has updates, combined
-    with the row's value. A negative index is dropped; one >= rows is
-    TensorFlow's out-of-range error (on the CPU)."""
+    with the row's value. An index >= rows fails as TensorFlow's kernels do."""
     ids = tf.reshape(indices, [-1])
     updates = tf.reshape(updates, tf.concat([[-1], tf.shape(tensor)[1:]], 0))
-    reduce, combine = ((tf.math.unsorted_segment_min, tf.minimum) if op == "tensor_scatter_nd_min"
-                       else (tf.math.unsorted_segment_max, tf.maximum))
-    extreme = reduce(updates, ids, rows)
-    touched = tf.math.unsorted_segment_max(tf.ones(tf.shape(ids), tf.int32), ids, rows) > 0
-    touched = tf.reshape(touched, tf.concat([[-1], tf.ones([tf.rank(tensor) - 1], tf.int32)], 0))
-    return tf.where(touched, combine(tensor, extreme), tensor)
+    reducer = "unsorted_segment_" + op[-3:]
+    extreme = _unsorted_segment(reducer, updates, ids, rows, "", op, true_extreme=True)
+    count = _unsorted_segment("unsorted_segment_sum", tf.ones(tf.shape(ids), tf.int32), ids,
+                              rows, "IGNORE", op)
+    combine = tf.minimum if op == "tensor_scatter_nd_min" else tf.maximum
+    return _select_rows(count > 0, combine(tensor, extreme), tensor)
 
 
-def _lowered_scatter(op, theirs, policy, inputs, lowered):
-    """TensorFlow's scatter on indices of depth 1 to 7."""
+def _lowered_scatter(op, theirs, inputs, dims, lowered):
+    """TensorFlow's scatter on indices of depth 1 to 7 into dimensions
+    `dims`, every row valid or failing TensorFlow's check."""
     if op == "tensor_scatter_nd_update":
-        inputs = dict(inputs, **_last_of_duplicates(inputs["indices"], inputs["updates"]))
+        inputs = dict(inputs, **_last_of_duplicates(inputs["indices"], inputs["updates"], dims))
     elif op == "tensor_scatter_nd_sub" and not inputs["updates"].dtype.is_unsigned:
         op, theirs = "tensor_scatter_nd_add", tf.raw_ops.TensorScatterAdd
         inputs = dict(inputs, updates=-inputs["updates"])
-    return lowered(op, theirs, policy, **inputs)
+    return lowered(op, theirs, "", **inputs)

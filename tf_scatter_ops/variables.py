@@ -197,27 +197,11 @@ def gather_rows(var, indices, policy):
     if var.trainable:
         resource_variable_ops.variable_accessed(var)
     if _calls.emitting_stock():
-        return _stock_gather_rows(var, indices, policy)
+        return _stock_forms.gather_rows(var.handle, var.dtype, indices, policy)
     if _calls.lowering_to_xla():  # XLA compiles no ResourceGatherNd; it reads variables in place
         return tf.raw_ops.GatherNd(params=var.value(), indices=indices)
     return _calls.library_op("ResourceGatherNd")(var.handle, indices, dtype=var.dtype,
                                            bad_indices_policy=policy)
-
-
-def _stock_gather_rows(var, indices, policy):
-    """Inside stock_ops(): TensorFlow's ResourceGatherNd, which has no
-    policy; under IGNORE a bad row reads row 0 and is zeroed."""
-    indices = _stock_forms.wide(indices)
-    if policy != "IGNORE":
-        return tf.raw_ops.ResourceGatherNd(resource=var.handle, indices=indices, dtype=var.dtype)
-    shape = tf.raw_ops.VariableShape(input=var.handle, out_type=indices.dtype)
-    valid = tf.reduce_all((indices >= 0) & (indices < shape[:tf.shape(indices)[-1]]), axis=-1)
-    rows = tf.raw_ops.ResourceGatherNd(
-        resource=var.handle, indices=tf.where(valid[..., None], indices, tf.zeros_like(indices)),
-        dtype=var.dtype)
-    ones = tf.ones([tf.rank(rows) - tf.rank(valid)], tf.int32)
-    mask = tf.reshape(valid, tf.concat([tf.shape(valid), ones], 0))
-    return tf.where(mask, rows, tf.zeros_like(rows))
 
 
 # The tf.Variable methods that take an IndexedSlices (TensorFlow's

@@ -1,0 +1,379 @@
+"""Rewrites a SavedModel that uses the plugin's ops into one that holds none,
+for stock TensorFlow (TensorFlow Serving, a Python server without the
+plugin), TFLite and ONNX converters:
+
+    python -m tf_scatter_ops.export SRC DST [--check] [--inputs SAMPLE.npz]
+
+Every TfScatter> node, in every function of the model's library (the
+signatures, the restored tf.functions, their loops and branches) and in the
+top-level graph, becomes a call of a function that stock_ops() traces for
+that node's input dtypes, shapes and attributes: TensorFlow's built-in ops
+with the plugin's results for valid input (tf_scatter_ops/_stock_forms.py
+says which). Node names, signatures, variables and assets are kept, so the
+checkpoint is copied as it is.
+
+--check loads both models, runs every signature on sample inputs (SAMPLE.npz,
+keyed by input name, or generated: small non-negative integers, normal
+floats) and compares the outputs: the original here, with the plugin, the
+export in a child process that never imports it.
+"""
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import types
+
+import numpy as np
+import tensorflow as tf
+from tensorflow.core.protobuf import saved_model_pb2
+from tensorflow.python.framework import function_def_to_graph
+from tensorflow.python.ops import handle_data_util
+
+from tf_scatter_ops import _calls, _stock_forms, _table, variables
+
+PREFIX = "TfScatter>"
+_OURS = {row.op: row for row in _table.OPS}
+_RESOURCE_SCATTERS = {"Resource" + row.variable: name
+                      for name, row in _table.VARIABLE_SCATTERS.items()}
+_REF_SCATTERS = {row.variable for row in _table.VARIABLE_SCATTERS.values()}
+
+
+def export(src, dst):
+    """Writes SavedModel `src` to `dst` (a new folder) with every TfScatter>
+    op replaced by TensorFlow's ops. Returns {op type: how many replaced}."""
+    if os.path.exists(dst) and os.listdir(dst):
+        raise ValueError(f"export: {dst} exists and is not empty")
+    pb = os.path.join(src, "saved_model.pb")
+    if not os.path.exists(pb):
+        raise ValueError(f"export: {src} holds no saved_model.pb (a saved_model.pbtxt is not "
+                         f"supported)")
+    model = saved_model_pb2.SavedModel()
+    with open(pb, "rb") as f:
+        model.ParseFromString(f.read())
+    replaced = {}
+    for meta_graph in model.meta_graphs:
+        _Rewriter(meta_graph.graph_def, replaced).run()
+    left = sorted(_our_op_types(model))
+    if left:  # a bug of ours, never a silent partial export
+        raise AssertionError(f"export: {left} are left in the rewritten model")
+    shutil.copytree(src, dst, dirs_exist_ok=True,
+                    ignore=lambda folder, names: [n for n in names if folder == src and n in (
+                        "saved_model.pb", "fingerprint.pb")])
+    with open(os.path.join(dst, "saved_model.pb"), "wb") as f:
+        f.write(model.SerializeToString())
+    _write_fingerprint(dst)
+    return replaced
+
+
+def _our_op_types(model):
+    types_ = set()
+    for meta_graph in model.meta_graphs:
+        graph_def = meta_graph.graph_def
+        nodes = list(graph_def.node)
+        for fdef in graph_def.library.function:
+            nodes.extend(fdef.node_def)
+        types_.update(n.op for n in nodes if n.op.startswith(PREFIX))
+    return types_
+
+
+def _write_fingerprint(dst):
+    try:
+        from tensorflow.python.saved_model import fingerprinting_utils
+    except ImportError:  # older TensorFlows write none
+        return
+    fingerprinting_utils.write_fingerprint(dst)
+
+
+class _Rewriter:
+    """Replaces the TfScatter> nodes of one GraphDef and its library."""
+
+    def __init__(self, graph_def, replaced):
+        self.graph_def = graph_def
+        self.replaced = replaced
+        self.functions = {}  # what a replacement is traced for -> its function's name
+        self.names = {f.signature.name for f in graph_def.library.function}
+
+    def run(self):
+        outer = tf.Graph()
+        with outer.as_default():
+            # registers the library, so that nested functions resolve
+            tf.graph_util.import_graph_def(self.graph_def, name="")
+            for fdef in list(self.graph_def.library.function):
+                nodes = [n for n in fdef.node_def if n.op.startswith(PREFIX)]
+                if nodes:
+                    graph = function_def_to_graph.function_def_to_graph(fdef)
+                    for node in nodes:
+                        self._replace(node, graph, fdef.signature.name)
+            for node in self.graph_def.node:
+                if node.op.startswith(PREFIX):
+                    self._replace(node, outer, "the top-level graph")
+
+    def _replace(self, node, graph, where):
+        op = graph.get_operation_by_name(node.name)
+        op_type = node.op[len(PREFIX):]
+        try:
+            function = self._function(op_type, node, op)
+        except (ValueError, TypeError) as e:
+            raise ValueError(f"export: {node.op} node {node.name!r} in {where}: {e}") from e
+        stateful = function.signature.is_stateful
+        call = type(node)(name=node.name, device=node.device, input=node.input,
+                          op="StatefulPartitionedCall" if stateful else "PartitionedCall")
+        call.attr["Tin"].list.type.extend(t.dtype.as_datatype_enum for t in op.inputs)
+        call.attr["Tout"].list.type.extend(t.dtype.as_datatype_enum for t in op.outputs)
+        call.attr["f"].func.name = function.signature.name
+        for attr in ("config", "config_proto", "executor_type"):
+            call.attr[attr].s = b""
+        if "_output_shapes" in node.attr:
+            call.attr["_output_shapes"].CopyFrom(node.attr["_output_shapes"])
+        node.CopyFrom(call)
+        self.replaced[op_type] = self.replaced.get(op_type, 0) + 1
+
+    def _function(self, op_type, node, op):
+        """The FunctionDef (added to the library once per distinct input
+        signature and attributes) that computes `op` with TensorFlow's ops."""
+        attrs = {k: node.attr[k] for k in ("bad_indices_policy", "use_locking", "dtype")
+                 if k in node.attr}
+        policy = attrs["bad_indices_policy"].s.decode() if "bad_indices_policy" in attrs else ""
+        specs = [tf.TensorSpec(t.shape, t.dtype) for t in op.inputs]
+        static = [_small_static(t) for t in op.inputs]
+        key = (op_type, policy, tuple(sorted((k, v.SerializeToString()) for k, v in attrs.items())),
+               tuple((tuple(s.shape.as_list()) if s.shape.rank is not None else None, s.dtype.name)
+                     for s in specs), tuple(static))
+        if key not in self.functions:
+            body = self._body(op_type, node, op, policy, static)
+            handles = _handle_data(node, op)
+
+            def traced(*args):
+                for i, data in handles.items():
+                    # the variable's dtype and shape, which the ops' shape functions read
+                    handle_data_util.set_handle_data(args[i], data)
+                with _calls.stock_ops():
+                    return body(*args)
+            concrete = tf.function(traced, autograph=False).get_concrete_function(*specs)
+            self.functions[key] = self._add(concrete)
+        return self.functions[key]
+
+    def _body(self, op_type, node, op, policy, static):
+        names = [arg.name for arg in op.op_def.input_arg]
+        if op_type in _OURS:
+            row = _OURS[op_type]
+            theirs = getattr(tf.raw_ops, row.tf)
+            num = dict(zip(names, static)).get("num_segments")
+
+            def body(*args):
+                inputs = dict(zip(names, args))
+                if row.kind == "SparseSegment" and num is not None and num < 0:
+                    del inputs["num_segments"]  # the kernel's "none given"
+                elif row.kind == "SparseSegment" and num is None:
+                    n, ids = inputs["num_segments"], inputs["segment_ids"]
+                    last = tf.cast(_stock_forms._segments_to_last_id(_stock_forms.wide(ids)),
+                                   n.dtype)
+                    inputs["num_segments"] = tf.where(n < 0, last, n)
+                return _calls._lowered(row.py, theirs, policy, **inputs)
+            return body
+        if op_type in _RESOURCE_SCATTERS:
+            use_locking = node.attr["use_locking"].b if "use_locking" in node.attr else True
+
+            def body(handle, indices, updates):
+                ref = types.SimpleNamespace(handle=handle)
+                variables._stock_scatter(_RESOURCE_SCATTERS[op_type], ref, indices, updates,
+                                         use_locking, policy)  # no output, as ours has none
+            return body
+        if op_type == "ResourceGatherNd":
+            dtype = tf.as_dtype(node.attr["dtype"].type)
+
+            def body(handle, indices):
+                return _stock_forms.gather_rows(handle, dtype, indices, policy)
+            return body
+        if op_type in _REF_SCATTERS:
+            raise ValueError("TensorFlow 1.x reference variables are not exported; save the "
+                             "model with resource variables (TensorFlow 2's default)")
+        raise ValueError("not an op this version of tf_scatter_ops knows")
+
+    def _add(self, concrete):
+        """Adds the traced function and the functions it calls (loops,
+        branches) to the library under names of their own; returns the
+        FunctionDef of the traced function."""
+        fdefs = [concrete.function_def] + list(concrete.graph.as_graph_def().library.function)
+        renamed = {}
+        for fdef in fdefs:
+            name, i = "tso_stock_" + fdef.signature.name, 0
+            while name in self.names:
+                i += 1
+                name = f"tso_stock{i}_{fdef.signature.name}"
+            self.names.add(name)
+            renamed[fdef.signature.name] = name
+        added = []
+        for fdef in fdefs:
+            if renamed[fdef.signature.name] in {f.signature.name for f in added}:
+                continue
+            copy = self.graph_def.library.function.add()
+            copy.CopyFrom(fdef)
+            copy.signature.name = renamed[fdef.signature.name]
+            for n in copy.node_def:
+                _rename_calls(n, renamed)
+            added.append(copy)
+        return added[0]
+
+
+def _handle_data(node, op):
+    """The handle data (the variable's dtype and shape) of each resource input
+    of `op`: its own, or the value dtype with an unknown shape."""
+    handles = {}
+    for i, t in enumerate(op.inputs):
+        if t.dtype == tf.resource:
+            data = handle_data_util.get_handle_data(t)
+            if data is None or not data.is_set:
+                dtype = node.attr["dtype" if "dtype" in node.attr else "T"].type
+                data = handle_data_util.create_handle_data(tf.TensorShape(None), dtype)
+            handles[i] = data
+    return handles
+
+
+def _rename_calls(node, renamed):
+    for value in node.attr.values():
+        if value.HasField("func") and value.func.name in renamed:
+            value.func.name = renamed[value.func.name]
+        if value.HasField("list"):
+            for func in value.list.func:
+                if func.name in renamed:
+                    func.name = renamed[func.name]
+    if node.op in renamed:  # a function called by its name as the op type
+        node.op = renamed[node.op]
+
+
+def _small_static(tensor):
+    """A scalar input's value when it is known (num_segments), else None."""
+    if tensor.shape.rank != 0 or not tensor.dtype.is_integer:
+        return None
+    value = tf.get_static_value(tensor)
+    return None if value is None else int(value)
+
+
+# --check
+
+
+def _sample_inputs(key, signature, given, rng):
+    inputs = {}
+    for name, spec in signature.structured_input_signature[1].items():
+        for k in (f"{key}/{name}", name):
+            if k in given:
+                inputs[name] = given[k]
+                break
+        if name in inputs:
+            continue
+        shape = [2 if d is None else d for d in spec.shape.as_list()]
+        if spec.dtype.is_integer:
+            inputs[name] = rng.integers(0, 2, shape).astype(spec.dtype.as_numpy_dtype)
+        elif spec.dtype.is_floating:
+            inputs[name] = rng.normal(size=shape).astype(spec.dtype.as_numpy_dtype)
+        elif spec.dtype == tf.bool:
+            inputs[name] = rng.integers(0, 2, shape).astype(bool)
+        else:
+            raise ValueError(f"--check: no sample for input {name!r} ({spec.dtype.name}); "
+                             f"give one with --inputs")
+    return inputs
+
+
+_CHILD = """
+import sys
+import numpy as np
+import tensorflow as tf
+dst, inputs_file, out_file = sys.argv[1:]
+model = tf.saved_model.load(dst)
+samples = np.load(inputs_file, allow_pickle=False)
+out = {}
+for key in model.signatures:
+    prefix = key + "/"
+    inputs = {k[len(prefix):]: tf.constant(samples[k]) for k in samples.files if k.startswith(prefix)}
+    for name, value in model.signatures[key](**inputs).items():
+        out[prefix + name] = value.numpy()
+assert "tf_scatter_ops" not in sys.modules, "the plugin was imported"
+np.savez(out_file, **out)
+"""
+
+
+def check(src, dst, inputs_file=None, seed=0):
+    """Runs every signature of `src` here and of `dst` in a child process
+    without the plugin on the same sample inputs; returns one line per
+    output, raises AssertionError when one differs."""
+    given = dict(np.load(inputs_file, allow_pickle=False)) if inputs_file else {}
+    rng = np.random.default_rng(seed)
+    original = tf.saved_model.load(src)
+    if not original.signatures:
+        raise ValueError(f"--check: {src} has no signatures to run")
+    samples, want = {}, {}
+    for key, signature in original.signatures.items():
+        inputs = _sample_inputs(key, signature, given, rng)
+        samples.update({f"{key}/{k}": v for k, v in inputs.items()})
+        for name, value in signature(**{k: tf.constant(v) for k, v in inputs.items()}).items():
+            want[f"{key}/{name}"] = value.numpy()
+    with tempfile.TemporaryDirectory() as tmp:
+        np.savez(os.path.join(tmp, "in.npz"), **samples)
+        env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL=os.environ.get("TF_CPP_MIN_LOG_LEVEL", "2"))
+        proc = subprocess.run(
+            [sys.executable, "-c", _CHILD, os.path.abspath(dst), os.path.join(tmp, "in.npz"),
+             os.path.join(tmp, "out.npz")], env=env, cwd=tmp, capture_output=True, text=True)
+        if proc.returncode:
+            raise AssertionError(f"--check: the export failed to load or run without the "
+                                 f"plugin:\n{proc.stderr[-4000:]}")
+        got = dict(np.load(os.path.join(tmp, "out.npz"), allow_pickle=False))
+    lines, bad = [], []
+    for name in sorted(want):
+        line, same = _compare(name, want[name], got.get(name))
+        lines.append(line)
+        if not same:
+            bad.append(line)
+    if bad:
+        raise AssertionError("--check: outputs differ:\n" + "\n".join(bad))
+    return lines
+
+
+def _compare(name, want, got):
+    if got is None:
+        return f"{name}: missing from the export's outputs", False
+    if got.shape != want.shape or got.dtype != want.dtype:
+        return f"{name}: {got.dtype}{list(got.shape)} against {want.dtype}{list(want.shape)}", False
+    if np.array_equal(got, want, equal_nan=want.dtype.kind in "fc"):
+        return f"{name}: {want.dtype}{list(want.shape)} equal", True
+    if want.dtype.kind in "fc":
+        diff = float(np.nanmax(np.abs(got.astype(np.float64) - want.astype(np.float64))))
+        close = np.allclose(got, want, rtol=1e-5, atol=1e-6, equal_nan=True)
+        return f"{name}: {want.dtype}{list(want.shape)} max difference {diff:.3g}", close
+    return f"{name}: {want.dtype}{list(want.shape)} differs", False
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(
+        prog="python -m tf_scatter_ops.export",
+        description="Rewrite a SavedModel so that it holds no TfScatter> op (TensorFlow's "
+                    "built-in ops instead, with the same results for valid input).")
+    parser.add_argument("src", help="the SavedModel folder to read")
+    parser.add_argument("dst", help="the new SavedModel folder to write")
+    parser.add_argument("--check", action="store_true",
+                        help="run every signature of both on sample inputs, the export in a "
+                             "process without the plugin, and compare")
+    parser.add_argument("--inputs", help="sample inputs for --check: an .npz keyed by input "
+                                         "name (or SIGNATURE/NAME)")
+    args = parser.parse_args(argv)
+    try:
+        replaced = export(args.src, args.dst)
+    except ValueError as e:
+        parser.exit(2, f"{e}\n")
+    print(f"wrote {args.dst}: " + (json.dumps(replaced) if replaced else "no TfScatter> op to "
+                                   "replace"))
+    if args.check:
+        try:
+            for line in check(args.src, args.dst, args.inputs):
+                print("  " + line)
+        except (AssertionError, ValueError) as e:
+            parser.exit(1, f"{e}\n")
+        print("check: the export gives the original's outputs without the plugin")
+
+
+if __name__ == "__main__":
+    main()
