@@ -13,6 +13,7 @@ every fence needs a language this file knows:
 * ```sh blocks are checked, not run (they build, install, or run for an
   hour): `make X` must be a target of Makefile or mk/*.mk, `python -m
   benchmarks.bench ARGS` must parse with the benchmark's own argparse,
+  `python -m tf_scatter_ops.export` must have SRC, DST and its own options,
   `pip` and `bazel` lines must name files, packages and configs that exist,
   a script must exist and be executable (and its flags appear in it).
   Anything else fails: teach this file the new command.
@@ -371,6 +372,18 @@ def check_command(argv, targets, bench_argvs):
     elif os.path.basename(prog) in ("python", "python3"):
         if args[:2] == ["-m", "benchmarks.bench"]:
             bench_argvs.append(args[2:])
+        elif args[:2] == ["-m", "tf_scatter_ops.export"]:
+            rest, positional = args[2:], []
+            while rest:
+                a = rest.pop(0)
+                if a == "--inputs" and rest:
+                    rest.pop(0)
+                elif a.startswith("-") and a not in ("--check", "-h", "--help"):
+                    problems.append(f"tf_scatter_ops.export has no option {a!r}")
+                elif not a.startswith("-"):
+                    positional.append(a)
+            if len(positional) != 2 and not {"-h", "--help"} & set(args):
+                problems.append("tf_scatter_ops.export takes SRC and DST")
         elif args[:2] == ["-m", "examples.demo"]:
             if args[2:]:
                 problems.append("the demo takes no arguments")
