@@ -20,6 +20,11 @@ one changes meaning.
 - ShardedVariable: the class of ParameterServerStrategy's partitioned
   tables, which sharded.py reads and updates
   shard by shard and the patch gives our methods (sharded.py, patch.py).
+- function_def_to_graph, handle_data_util, fingerprinting_utils: a saved
+  function rebuilt as a graph (its nodes' input shapes), a variable
+  handle's dtype and shape given to a traced function's resource input, and
+  the fingerprint of a rewritten SavedModel (export.py; None where
+  TensorFlow writes none).
 - func_graph_transforms: the list of transforms TensorFlow applies to every
   traced function graph (xla_sites.py), or None where TensorFlow has none.
 """
@@ -32,6 +37,13 @@ from tensorflow.python.ops import control_flow_util, control_flow_util_v2  # noq
 from tensorflow.python.ops import ref_variable, resource_variable_ops  # noqa: F401
 from tensorflow.python.util import tf_stack  # noqa: F401
 from tensorflow.python.distribute.sharded_variable import ShardedVariable  # noqa: F401
+from tensorflow.python.framework import function_def_to_graph  # noqa: F401
+from tensorflow.python.ops import handle_data_util  # noqa: F401
+
+try:
+    from tensorflow.python.saved_model import fingerprinting_utils
+except ImportError:  # older TensorFlow: SavedModels have no fingerprint
+    fingerprinting_utils = None
 
 try:
     from tensorflow.python.eager.polymorphic_function import transform as _transform

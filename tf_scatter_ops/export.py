@@ -30,10 +30,9 @@ import types
 import numpy as np
 import tensorflow as tf
 from tensorflow.core.protobuf import saved_model_pb2
-from tensorflow.python.framework import function_def_to_graph
-from tensorflow.python.ops import handle_data_util
 
 from tf_scatter_ops import _calls, _stock_forms, _table, variables
+from tf_scatter_ops._tf_private import fingerprinting_utils, function_def_to_graph, handle_data_util
 
 PREFIX = "TfScatter>"
 _OURS = {row.op: row for row in _table.OPS}
@@ -81,11 +80,8 @@ def _our_op_types(model):
 
 
 def _write_fingerprint(dst):
-    try:
-        from tensorflow.python.saved_model import fingerprinting_utils
-    except ImportError:  # older TensorFlows write none
-        return
-    fingerprinting_utils.write_fingerprint(dst)
+    if fingerprinting_utils is not None:  # (older TensorFlows write none)
+        fingerprinting_utils.write_fingerprint(dst)
 
 
 class _Rewriter:
