@@ -109,12 +109,13 @@ def stock_ops():
     (tf.saved_model.save, model.export, a TFLite conversion) holds no
     TfScatter> op and loads where the plugin is not installed.
 
-    What goes: the first bad row named (TensorFlow's kernels name the last,
-    or, on the GPU, drop it), determinism of GPU sums, and in-place loops.
-    IGNORE is TensorFlow's bad_indices_policy where its op has one, masked
-    where not; int16 indices are widened where TensorFlow's kernels do not
-    take them; index depths TensorFlow's scatters do not take (0, above 7)
-    are reshaped into one they do."""
+    The forms (_stock_forms.py) are ops that TFLite's built-in ops and
+    tf2onnx take too. What goes: the first bad row named (TensorFlow's
+    kernels name the last, or, on the GPU, drop it), determinism of GPU
+    sums, and in-place loops. IGNORE drops or masks the bad rows first
+    (variable updates: TensorFlow's bad_indices_policy); int16 indices are
+    widened; index depths TensorFlow's scatters do not take (0, above 7) are
+    reshaped into one they do."""
     _stock.depth = getattr(_stock, "depth", 0) + 1
     try:
         yield

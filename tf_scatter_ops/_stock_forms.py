@@ -21,10 +21,16 @@ built-in ops and tf2onnx all take, so that one export serves all three.
 - sparse_segment_*: a gather of the rows and UnsortedSegmentSum, mean and
   sqrt_n as TensorFlow's kernels scale (sum * (1 / count), sum * (1 /
   sqrt(count))): bitwise their results.
-- IGNORE: unsorted_segment_* ids >= num_segments become -1 (dropped, as
-  TensorFlow drops negative ids); segment_* and sparse_segment_* drop the
-  rows whose id (or index) is out of range; the scatters and gather_nd take
-  TensorFlow's bad_indices_policy.
+- scatter_nd: TensorScatterAdd into zeros (ONNX's ScatterND without a
+  reduction overwrites duplicates); bool and string keep ScatterNd.
+- unsorted_segment_*: one more segment, sliced off, takes the ids TensorFlow
+  drops (ONNX's form wraps negative ids around).
+- Row selects are gathers, not float tf.where (tf2onnx writes those as
+  arithmetic, which an infinity turns into NaN).
+- Rows of a variable: ReadVariableOp and GatherNd (TFLite's converter
+  freezes no ResourceGatherNd).
+- IGNORE: the bad rows are dropped (scatters, segments) or masked (gathers)
+  before TensorFlow's op, since the converters have no policy.
 """
 
 import numpy as np
@@ -116,7 +122,7 @@ def _unsorted_segment(reducer, data, ids, n, policy, op, true_extreme=False):
         is_min = reducer == "unsorted_segment_min"
         if true_extreme:  # a segment of infinities only is that infinity
             inf = tf.constant(np.inf if is_min else -np.inf, data.dtype)
-            # (compared with the highest / lowest finite value: TFLite's x != inf is true for inf)
+            # (the values that are not that infinity: above the lowest / below the highest)
             finite = tf.less_equal if is_min else tf.greater_equal
             others = tf.raw_ops.UnsortedSegmentSum(
                 data=tf.cast(finite(data, tf.constant(data.dtype.max if is_min else data.dtype.min,
