@@ -384,6 +384,9 @@ def check_command(argv, targets, bench_argvs):
                     positional.append(a)
             if len(positional) != 2 and not {"-h", "--help"} & set(args):
                 problems.append("tf_scatter_ops.export takes SRC and DST")
+        elif args[:2] == ["-m", "benchmarks.export"]:
+            if [a for a in args[2:] if a != "--quick"]:
+                problems.append("benchmarks.export takes only --quick")
         elif args[:2] == ["-m", "examples.demo"]:
             if args[2:]:
                 problems.append("the demo takes no arguments")
