@@ -72,7 +72,7 @@ def test_the_cli_checks_the_export_in_a_process_without_the_plugin(tmp_path):
     assert "check: the export gives the original's outputs without the plugin" in proc.stdout
 
 
-def test_check_reports_outputs_that_differ(tmp_path, monkeypatch):
+def test_check_reports_outputs_that_differ(tmp_path):
     model = export_models.TensorOps()
     tf.saved_model.save(model, str(tmp_path / "src"), signatures={"serving_default": model.__call__})
     export.export(str(tmp_path / "src"), str(tmp_path / "dst"))
