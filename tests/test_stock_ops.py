@@ -49,6 +49,11 @@ CASES = {
     "sparse_segment_sum IGNORE num_segments": lambda: tso.sparse_segment_sum(
         DATA, [5, 0, 5, 2], [0, 1, 2, 4], num_segments=3, bad_indices_policy="IGNORE"),
 }
+# half rows summed in float32, as TensorFlow's sparse kernels sum them; counts past 2048
+_HALF = np.random.default_rng(0).normal(size=(3000, 2)).astype(np.float16)
+for _op in ("sum", "mean", "sqrt_n"):
+    CASES[f"sparse_segment_{_op} float16 long bags"] = lambda f=getattr(
+        tso, f"sparse_segment_{_op}"): f(_HALF, np.arange(3000) % 2999, np.arange(3000) // 2500)
 for _op in ("update", "add", "sub", "min", "max"):
     _f = getattr(tso, f"tensor_scatter_nd_{_op}")
     CASES[f"tensor_scatter_nd_{_op}"] = lambda f=_f: f(T, IDS, T[[0, 1, 2, 3]] * 2 - 20)
@@ -85,6 +90,13 @@ def test_stock_ops_give_the_plugins_results(case):
     assert not [t for t in types if t.startswith("TfScatter>")], sorted(types)
     np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6)
     np.testing.assert_array_equal(got.shape, want.shape)
+
+
+def test_scatter_nd_of_strings_inside_stock_ops():
+    f = lambda: tso.scatter_nd([[1], [0]], tf.constant(["a", "b"]), [3])  # noqa: E731
+    types, got = _stock(f)
+    assert "ScatterNd" in types and not [t for t in types if t.startswith("TfScatter>")]
+    assert got.numpy().tolist() == f().numpy().tolist() == [b"b", b"a", b""]
 
 
 def test_variables_inside_stock_ops():

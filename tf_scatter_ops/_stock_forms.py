@@ -22,7 +22,8 @@ built-in ops and tf2onnx all take, so that one export serves all three.
   sqrt_n as TensorFlow's kernels scale (sum * (1 / count), sum * (1 /
   sqrt(count))): bitwise their results.
 - scatter_nd: TensorScatterAdd into zeros (ONNX's ScatterND without a
-  reduction overwrites duplicates); bool and string keep ScatterNd.
+  reduction overwrites duplicates); the dtypes TensorScatterAdd does not
+  take (bool, string) keep ScatterNd.
 - unsorted_segment_*: one more segment, sliced off, takes the ids TensorFlow
   drops (ONNX's form wraps negative ids around).
 - Row selects are gathers, not float tf.where (tf2onnx writes those as
@@ -152,11 +153,12 @@ def _check_sorted(op, ids):
 
 def _row_counts(ids, n, dtype, data_rank):
     """Each segment's row count (at least 1) in `dtype`, shaped to divide a
-    [n] + data.shape[1:] sum."""
-    count = _unsorted_segment("unsorted_segment_sum", tf.ones(tf.shape(ids), dtype), ids, n,
+    [n] + data.shape[1:] sum: counted as integers, as TensorFlow's kernels
+    count (a sum of half or bfloat16 ones stops at 2048 or 256)."""
+    count = _unsorted_segment("unsorted_segment_sum", tf.ones(tf.shape(ids), tf.int32), ids, n,
                               "IGNORE", "count")
-    return tf.reshape(tf.maximum(count, tf.ones([], dtype)),
-                      tf.concat([[-1], tf.ones([data_rank - 1], tf.int32)], 0))
+    return tf.cast(tf.reshape(tf.maximum(count, 1),
+                              tf.concat([[-1], tf.ones([data_rank - 1], tf.int32)], 0)), dtype)
 
 
 def _segments_to_last_id(ids):
@@ -171,14 +173,12 @@ def _sorted_segment(op, policy, inputs):
     with tf.control_dependencies(checks):
         # IGNORE: negative ids are dropped, as the unsorted form drops them
         out = _unsorted_segment(_UNSORTED[op], data, ids, n, "IGNORE", op, true_extreme=True)
-        if op in ("segment_min", "segment_max", "segment_mean"):
+        if op == "segment_mean":
+            count = _row_counts(ids, n, data.dtype, tf.rank(data))
+            return tf.truncatediv(out, count) if data.dtype.is_integer else out / count
+        if op in ("segment_min", "segment_max"):
             counts = _unsorted_segment("unsorted_segment_sum", tf.ones(tf.shape(ids), tf.int32),
                                        ids, n, "IGNORE", op)
-            shape = tf.concat([[-1], tf.ones([tf.rank(data) - 1], tf.int32)], 0)
-            if op == "segment_mean":
-                count = tf.cast(tf.maximum(tf.reshape(counts, shape), 1), data.dtype)
-                return (tf.truncatediv(out, count) if data.dtype.is_integer
-                        else out / count)
             return _select_rows(counts > 0, out, tf.zeros_like(out))  # gaps: 0
         return out
 
@@ -194,14 +194,15 @@ def _sparse_segment(op, policy, inputs):
         indices, ids = tf.boolean_mask(indices, keep), tf.boolean_mask(ids, keep)
     else:
         checks = [_check_sorted(op, ids)]
+    # half and bfloat16 rows are summed and scaled in float32, as TensorFlow's kernels do
+    dtype = tf.float32 if data.dtype in (tf.float16, tf.bfloat16) else data.dtype
     with tf.control_dependencies(checks):
-        total = _unsorted_segment("unsorted_segment_sum", tf.gather(data, indices), ids, n,
-                                  "IGNORE", op)
-    if op == "sparse_segment_sum":
-        return total
-    count = _row_counts(ids, n, data.dtype, data.shape.rank or tf.rank(data))
-    scale = 1 / (count if op == "sparse_segment_mean" else tf.sqrt(count))
-    return total * scale
+        total = _unsorted_segment("unsorted_segment_sum", tf.cast(tf.gather(data, indices), dtype),
+                                  ids, n, "IGNORE", op)
+    if op != "sparse_segment_sum":
+        count = _row_counts(ids, n, dtype, data.shape.rank or tf.rank(data))
+        total *= 1 / (count if op == "sparse_segment_mean" else tf.sqrt(count))
+    return tf.cast(total, data.dtype)
 
 
 def _rows(indices, updates):
@@ -258,7 +259,8 @@ def _scatter(op, theirs, policy, inputs, lowered):
             f"when the function is traced, to write it with TensorFlow's ops; got {indices.shape}")
     shape = (wide(inputs["shape"]) if op == "scatter_nd"
              else tf.shape(inputs["tensor"], out_type=indices.dtype))
-    if op == "scatter_nd" and inputs["updates"].dtype != tf.bool:
+    adds = _table.BY_PY["tensor_scatter_nd_add"].dtypes
+    if op == "scatter_nd" and inputs["updates"].dtype in adds:
         # an add into zeros (ONNX's ScatterND without a reduction overwrites duplicates)
         op, theirs = "tensor_scatter_nd_add", tf.raw_ops.TensorScatterAdd
         inputs = {"tensor": tf.zeros(shape, inputs["updates"].dtype), "indices": indices,
@@ -282,7 +284,7 @@ def _scatter(op, theirs, policy, inputs, lowered):
     else:  # a bad row gets an index TensorFlow's ops reject
         flat_indices = _linear(indices, dims, depth, rows[0] if flatten else -1)[..., None]
     flat_shape = tf.concat([rows, tf.cast(shape[depth:], dtype)], 0)
-    if op == "scatter_nd":  # bool and string: TensorFlow's ScatterNd
+    if op == "scatter_nd":  # dtypes TensorScatterAdd does not take (bool, string): ScatterNd
         flat = dict(inputs, shape=tf.cast(flat_shape, shape.dtype),
                     indices=tf.cast(flat_indices, shape.dtype))
         return tf.reshape(_lowered_scatter(op, theirs, flat, rows, lowered), shape)
