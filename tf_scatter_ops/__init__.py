@@ -11,7 +11,8 @@ Keras layer. `scatter_nd_update/add/sub/min/max` update variables in place.
 `tf.compat.v1.scatter_nd_update/add/sub`, the variables' `scatter_nd_*`,
 `scatter_*` and `sparse_read` methods and the segment family (`tf.math.unsorted_segment_*`,
 `tf.math.segment_*`, `tf.sparse.segment_*`, under `tf.compat.v1` too) to the
-plugin.
+plugin. `segment_softmax`, `_log_softmax`, `_logsumexp`, `_var` and `_std`
+are functions of each segment's rows that TensorFlow does not have.
 `gpu_status()` says whether the GPU kernels run here and why.
 """
 
@@ -43,6 +44,13 @@ from tf_scatter_ops.ops import (
     tensor_scatter_sub,
     tensor_scatter_update,
     xla_uses_our_kernels,
+)
+from tf_scatter_ops.groupwise import (
+    segment_log_softmax,
+    segment_logsumexp,
+    segment_softmax,
+    segment_std,
+    segment_var,
 )
 from tf_scatter_ops.patch import is_patched, patch_tensorflow, patched, unpatch
 from tf_scatter_ops.segments import (
@@ -102,11 +110,16 @@ __all__ = [
     "scatter_nd_min",
     "scatter_nd_sub",
     "scatter_nd_update",
+    "segment_log_softmax",
+    "segment_logsumexp",
     "segment_max",
     "segment_mean",
     "segment_min",
     "segment_prod",
+    "segment_softmax",
+    "segment_std",
     "segment_sum",
+    "segment_var",
     "sparse_segment_mean",
     "sparse_segment_sqrt_n",
     "sparse_segment_sum",

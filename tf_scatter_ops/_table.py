@@ -14,12 +14,12 @@ Row = collections.namedtuple("Row", [
     "op",         # the op type after TfScatter>
     "py",         # the Python function's name
     "kind",       # "ScatterNd", "TensorScatter", "GatherNd", "UnsortedSegment",
-                  # "SortedSegment" or "SparseSegment"
+                  # "SortedSegment", "SparseSegment" or "Groupwise"
     "reducer",    # the C++ reducer ("AddOp", ...)
     "dtypes",     # the value dtypes, as tf.DType
     "variable",   # the variable ops' base name, or None
     "gradient",   # the gradient rule of tf_scatter_ops/gradients.py
-    "tf",         # TensorFlow's op of the same meaning
+    "tf",         # TensorFlow's op of the same meaning, or None
     "alias",      # TensorFlow's second Python name for it, or None
 ])
 
@@ -38,7 +38,7 @@ def _rows():
         fields = {key: sys.intern(value)
                   for key, value in (item.split("=", 1) for item in line.split())}
         fields["dtypes"] = tuple(tf.as_dtype(d) for d in fields["dtypes"].split(",") if d)
-        for optional in ("variable", "alias"):
+        for optional in ("variable", "tf", "alias"):
             fields[optional] = None if fields[optional] == "none" else fields[optional]
         rows.append(Row(**fields))
     return tuple(rows)
@@ -53,12 +53,15 @@ SEGMENT_KINDS = ("UnsortedSegment", "SortedSegment", "SparseSegment")
 SEGMENTS = tuple(row for row in OPS if row.kind == "UnsortedSegment")
 SORTED_SEGMENTS = tuple(row for row in OPS if row.kind == "SortedSegment")
 SPARSE_SEGMENTS = tuple(row for row in OPS if row.kind == "SparseSegment")
-SCATTER_GATHER = tuple(row for row in OPS if row.kind not in SEGMENT_KINDS)
+SCATTER_GATHER = tuple(row for row in OPS if row.kind in ("ScatterNd", "TensorScatter", "GatherNd"))
+# The functions of each segment's rows (segment_softmax, ...), which
+# TensorFlow does not have; each also has a fused gradient op, <op>Grad.
+GROUPWISE = tuple(row for row in OPS if row.kind == "Groupwise")
 # Where TensorFlow has each function, (module under tf, its name there):
 # tf.math.segment_sum, tf.sparse.segment_sum (sparse_segment_sum), tf.gather_nd.
 NAMESPACE = {row.py: ("sparse", sys.intern(row.py[len("sparse_"):])) if row.kind == "SparseSegment"
              else ("math", row.py) if row.kind in SEGMENT_KINDS else ("", row.py)
-             for row in OPS}
+             for row in OPS if row.tf}
 # The in-place variable functions (scatter_nd_add, ...), from the rows that
 # have variable ops: Python name -> the row.
 VARIABLE_SCATTERS = {sys.intern(snake(row.variable)): row

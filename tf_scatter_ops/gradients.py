@@ -8,7 +8,7 @@ update that won (the last one in index order) gets gradient.
 
 import tensorflow as tf
 
-from tf_scatter_ops import _calls, _convert, _table, ops, segments
+from tf_scatter_ops import _calls, _convert, _table, groupwise, ops, segments
 
 
 def _policy(op):
@@ -195,6 +195,21 @@ def _segment_prod_grad(op, grad):
     return [_gather_drop_negatives(grad, ids)[0] * partial] + rest
 
 
+def _groupwise_grad(op, grad):
+    """The fused gradient op of the row (<op>Grad). Its own gradient is not
+    defined (first order only)."""
+    data, ids, num_segments = op.inputs
+    ddof, policy = op.get_attr("ddof"), _policy(op)
+    forward = op.type.split(">")[1]
+    if _calls.lowering(xla_ours=False):
+        return [groupwise.composed_grad(_table.snake(forward), data, grad, ids, num_segments,
+                                        ddof, policy), None, None]
+    dx = _calls.library_op(forward + "Grad")(
+        data=data, output=op.outputs[0], grad=grad, segment_ids=ids, num_segments=num_segments,
+        ddof=ddof, bad_indices_policy=policy)
+    return [dx, None, None]
+
+
 # The rules by the op table's gradient column, registered for every row.
 _RULES = {
     "scatter_nd": _scatter_nd_grad,
@@ -208,6 +223,7 @@ _RULES = {
     "segment_prod": _segment_prod_grad,
     "segment_mean": _segment_mean_grad,
     "sparse_segment": _sparse_segment_grad,
+    "groupwise": _groupwise_grad,
 }
 for _row in _table.OPS:
     tf.RegisterGradient("TfScatter>" + _row.op)(_RULES[_row.gradient])

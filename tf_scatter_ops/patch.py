@@ -61,7 +61,7 @@ def _v1_gather_nd(params, indices, name=None, batch_dims=0, bad_indices_policy="
 
 # tf.<name> -> ours, for every row of the op table in tf's namespace, and
 # tf.gather (row lookups on our gather_nd).
-_V2 = {row.py: getattr(ops, row.py) for row in _table.OPS if not _table.NAMESPACE[row.py][0]}
+_V2 = {py: getattr(ops, py) for py, (module, _) in _table.NAMESPACE.items() if not module}
 _V2["gather"] = ops.gather
 # tf.nn's embedding lookups (v2's and v1's signatures). They take a
 # SparseTensor or RaggedTensor of ids themselves, and hand what the plugin
@@ -74,7 +74,7 @@ _TAKE_COMPOSITES = frozenset(list(_NN.values()) + list(_V1_NN.values()))
 # tf.math.<name> -> ours: the segment family, its rows and the two reductions
 # TensorFlow composes from unsorted_segment_sum; tf.sparse.segment_* -> ours.
 _MATH = {name: getattr(segments, name) for name in
-         [row.py for row in _table.OPS if _table.NAMESPACE[row.py][0] == "math"]
+         [py for py, (module, _) in _table.NAMESPACE.items() if module == "math"]
          + ["unsorted_segment_mean", "unsorted_segment_sqrt_n"]}
 _SPARSE = {_table.NAMESPACE[row.py][1]: getattr(segments, row.py)
            for row in _table.SPARSE_SEGMENTS}

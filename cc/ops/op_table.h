@@ -15,7 +15,11 @@
 //             in place when TensorFlow forwards the buffer), GatherNd, or
 //             UnsortedSegment (segment ids as depth-1 indices into
 //             [num_segments, slice]: zeros for a sum, else the reduction's
-//             identity, then the rows; negative ids dropped; CPU only)
+//             identity, then the rows; negative ids dropped; CPU only),
+//             SortedSegment, SparseSegment, or Groupwise (a function of each
+//             unsorted segment's rows, common/groupwise.h: REDUCER is the
+//             function; the row also registers its fused gradient
+//             <OP>Grad; CPU only)
 //   REDUCER   the reduction of common/reducers.h that applies each update
 //   DTYPES    the value dtypes, a list of common/dtypes.h (ALL, ADD, MINMAX,
 //             FLOAT);
@@ -25,7 +29,8 @@
 //             <VARIABLE> for a gather; `none` for no variable op
 //   GRADIENT  the gradient rule (tf_scatter_ops/gradients.py)
 //   TF        TensorFlow's op of the same meaning (under XLA where ours do not
-//             apply, and for parity tests)
+//             apply, and for parity tests), or `none` (then the wrapper builds
+//             the function from TensorFlow's ops there)
 //   ALIAS     TensorFlow's second Python name for it, or `none`
 //
 // Adding an op: a row here, its reducer in common/reducers.h if it is new,
@@ -54,6 +59,11 @@
 #define TFSO_OP_SparseSegmentSum(X)    X(SparseSegmentSum, sparse_segment_sum, SparseSegment, AddOp, MINMAX, none, sparse_segment, SparseSegmentSumWithNumSegments, none)
 #define TFSO_OP_SparseSegmentMean(X)   X(SparseSegmentMean, sparse_segment_mean, SparseSegment, MeanOp, FLOAT, none, sparse_segment, SparseSegmentMeanWithNumSegments, none)
 #define TFSO_OP_SparseSegmentSqrtN(X)  X(SparseSegmentSqrtN, sparse_segment_sqrt_n, SparseSegment, SqrtNOp, FLOAT, none, sparse_segment, SparseSegmentSqrtNWithNumSegments, none)
+#define TFSO_OP_SegmentSoftmax(X)      X(SegmentSoftmax, segment_softmax, Groupwise, SoftmaxFn, FLOAT, none, groupwise, none, none)
+#define TFSO_OP_SegmentLogSoftmax(X)   X(SegmentLogSoftmax, segment_log_softmax, Groupwise, LogSoftmaxFn, FLOAT, none, groupwise, none, none)
+#define TFSO_OP_SegmentLogsumexp(X)    X(SegmentLogsumexp, segment_logsumexp, Groupwise, LogSumExpFn, FLOAT, none, groupwise, none, none)
+#define TFSO_OP_SegmentVar(X)          X(SegmentVar, segment_var, Groupwise, VarFn, FLOAT, none, groupwise, none, none)
+#define TFSO_OP_SegmentStd(X)          X(SegmentStd, segment_std, Groupwise, StdFn, FLOAT, none, groupwise, none, none)
 // clang-format on
 
 #define TFSO_OPS(X)               \
@@ -75,6 +85,11 @@
   TFSO_OP_SegmentMean(X)          \
   TFSO_OP_SparseSegmentSum(X)     \
   TFSO_OP_SparseSegmentMean(X)    \
-  TFSO_OP_SparseSegmentSqrtN(X)
+  TFSO_OP_SparseSegmentSqrtN(X)   \
+  TFSO_OP_SegmentSoftmax(X)       \
+  TFSO_OP_SegmentLogSoftmax(X)    \
+  TFSO_OP_SegmentLogsumexp(X)     \
+  TFSO_OP_SegmentVar(X)           \
+  TFSO_OP_SegmentStd(X)
 
 #endif  // TF_SCATTER_OPS_CC_KERNELS_OP_TABLE_H_

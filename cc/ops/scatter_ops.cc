@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/dtypes.h"
+#include "common/groupwise.h"
 #include "ops/op_table.h"
 #include "ops/shape_checks.h"
 #include "tensorflow/core/framework/op.h"
@@ -204,11 +205,34 @@ Status SparseSegmentShape(InferenceContext* c) {
   return absl::OkStatus();
 }
 
+// segment_<function>: unsorted_segment_*'s inputs; the output is data's shape
+// (softmax, log_softmax) or unsorted_segment_*'s (a value per segment).
+template <bool kPerSegment>
+Status GroupwiseShape(InferenceContext* c) {
+  TF_RETURN_IF_ERROR(UnsortedSegmentShape(c));
+  if (!kPerSegment) c->set_output(0, c->input(0));
+  return absl::OkStatus();
+}
+
+// Its gradient: the data's shape (the output's and the gradient's are
+// checked by the kernel).
+Status GroupwiseGradShape(InferenceContext* c) {
+  ShapeHandle data = c->input(0), num = c->input(4);
+  if (c->RankKnown(num) && c->Rank(num) != 0) {
+    return InvalidArgumentError(
+        StrCat("num_segments should be a scalar, not shape ", c->DebugString(num)));
+  }
+  ShapeHandle unused;
+  TF_RETURN_IF_ERROR(c->Merge(c->input(1), c->input(2), &unused));
+  c->set_output(0, data);
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 // The op definitions of each kind of row of the op table (op_table.h):
 // TensorFlow's inputs, outputs and attrs, our value dtypes, and the policy.
-#define TFSO_OP_DEF_ScatterNd(OP, DTYPES)                   \
+#define TFSO_OP_DEF_ScatterNd(OP, DTYPES, REDUCER)          \
   REGISTER_OP("TfScatter>" #OP)                             \
       .Input("indices: Tindices")                           \
       .Input("updates: T")                                  \
@@ -219,7 +243,7 @@ Status SparseSegmentShape(InferenceContext* c) {
       .Attr("bad_indices_policy: string = ''")              \
       .SetShapeFn(ScatterNdShape);
 
-#define TFSO_OP_DEF_TensorScatter(OP, DTYPES)               \
+#define TFSO_OP_DEF_TensorScatter(OP, DTYPES, REDUCER)      \
   REGISTER_OP("TfScatter>" #OP)                             \
       .Input("tensor: T")                                   \
       .Input("indices: Tindices")                           \
@@ -230,7 +254,7 @@ Status SparseSegmentShape(InferenceContext* c) {
       .Attr("bad_indices_policy: string = ''")              \
       .SetShapeFn(TensorScatterShape);
 
-#define TFSO_OP_DEF_GatherNd(OP, DTYPES)                    \
+#define TFSO_OP_DEF_GatherNd(OP, DTYPES, REDUCER)           \
   REGISTER_OP("TfScatter>" #OP)                             \
       .Input("params: Tparams")                             \
       .Input("indices: Tindices")                           \
@@ -240,7 +264,7 @@ Status SparseSegmentShape(InferenceContext* c) {
       .Attr("bad_indices_policy: string = ''")              \
       .SetShapeFn(GatherNdShape);
 
-#define TFSO_OP_DEF_UnsortedSegment(OP, DTYPES)             \
+#define TFSO_OP_DEF_UnsortedSegment(OP, DTYPES, REDUCER)    \
   REGISTER_OP("TfScatter>" #OP)                             \
       .Input("data: T")                                     \
       .Input("segment_ids: Tindices")                       \
@@ -252,7 +276,7 @@ Status SparseSegmentShape(InferenceContext* c) {
       .Attr("bad_indices_policy: string = ''")              \
       .SetShapeFn(UnsortedSegmentShape);
 
-#define TFSO_OP_DEF_SortedSegment(OP, DTYPES)               \
+#define TFSO_OP_DEF_SortedSegment(OP, DTYPES, REDUCER)      \
   REGISTER_OP("TfScatter>" #OP)                             \
       .Input("data: T")                                     \
       .Input("segment_ids: Tindices")                       \
@@ -264,7 +288,7 @@ Status SparseSegmentShape(InferenceContext* c) {
 
 // sparse_gradient: the gradient is an IndexedSlices (tf.sparse.segment_*'s
 // argument; the kernel does not read it).
-#define TFSO_OP_DEF_SparseSegment(OP, DTYPES)               \
+#define TFSO_OP_DEF_SparseSegment(OP, DTYPES, REDUCER)      \
   REGISTER_OP("TfScatter>" #OP)                             \
       .Input("data: T")                                     \
       .Input("indices: Tidx")                               \
@@ -278,6 +302,33 @@ Status SparseSegmentShape(InferenceContext* c) {
       .Attr("sparse_gradient: bool = false")                \
       .Attr("bad_indices_policy: string = ''")              \
       .SetShapeFn(SparseSegmentShape);
+
+// Groupwise: the function's op, and its fused gradient <OP>Grad.
+#define TFSO_OP_DEF_Groupwise(OP, DTYPES, REDUCER)          \
+  REGISTER_OP("TfScatter>" #OP)                             \
+      .Input("data: T")                                     \
+      .Input("segment_ids: Tindices")                       \
+      .Input("num_segments: Tnumsegments")                  \
+      .Output("output: T")                                  \
+      .Attr(TFSO_TYPES("T", TFSO_##DTYPES##_DTYPES))         \
+      .Attr(TFSO_TYPES("Tindices", TFSO_INDEX_DTYPES))       \
+      .Attr("Tnumsegments: {int32, int64} = DT_INT32")      \
+      .Attr("ddof: int = 0")                                \
+      .Attr("bad_indices_policy: string = ''")              \
+      .SetShapeFn(GroupwiseShape<REDUCER::kPerSegment>);    \
+  REGISTER_OP("TfScatter>" #OP "Grad")                      \
+      .Input("data: T")                                     \
+      .Input("output: T")                                   \
+      .Input("grad: T")                                     \
+      .Input("segment_ids: Tindices")                       \
+      .Input("num_segments: Tnumsegments")                  \
+      .Output("data_grad: T")                               \
+      .Attr(TFSO_TYPES("T", TFSO_##DTYPES##_DTYPES))         \
+      .Attr(TFSO_TYPES("Tindices", TFSO_INDEX_DTYPES))       \
+      .Attr("Tnumsegments: {int32, int64} = DT_INT32")      \
+      .Attr("ddof: int = 0")                                \
+      .Attr("bad_indices_policy: string = ''")              \
+      .SetShapeFn(GroupwiseGradShape);
 
 // The stateful half: in-place updates of variables (resource handles, and
 // TensorFlow 1.x ref variables), and row reads straight from a variable.
@@ -307,6 +358,7 @@ Status SparseSegmentShape(InferenceContext* c) {
 #define TFSO_VARIABLE_DEF_UnsortedSegment(VARIABLE, DTYPES)
 #define TFSO_VARIABLE_DEF_SortedSegment(VARIABLE, DTYPES)
 #define TFSO_VARIABLE_DEF_SparseSegment(VARIABLE, DTYPES)
+#define TFSO_VARIABLE_DEF_Groupwise(VARIABLE, DTYPES)
 
 #define TFSO_VARIABLE_DEF_GatherNd(VARIABLE, DTYPES)        \
   REGISTER_OP("TfScatter>" #VARIABLE)                       \
@@ -319,7 +371,7 @@ Status SparseSegmentShape(InferenceContext* c) {
       .SetShapeFn(ResourceGatherNdShape);
 
 #define TFSO_OP_DEFS(OP, PY, KIND, REDUCER, DTYPES, VARIABLE, GRADIENT, TF, ALIAS) \
-  TFSO_OP_DEF_##KIND(OP, DTYPES) TFSO_VARIABLE_DEF_##KIND(VARIABLE, DTYPES)
+  TFSO_OP_DEF_##KIND(OP, DTYPES, REDUCER) TFSO_VARIABLE_DEF_##KIND(VARIABLE, DTYPES)
 TFSO_OPS(TFSO_OP_DEFS)
 
 }  // namespace tf_scatter_ops

@@ -22,6 +22,7 @@
 
 #include "library/gpu_gate.h"
 #include "ops/op_table.h"
+#include "tf/groupwise_kernels.h"
 #include "tf/scatter_kernels.h"
 #include "tf/segment_kernels.h"
 #include "tensorflow/core/framework/op_kernel.h"
@@ -37,7 +38,8 @@ enum class Kind {
   kGatherNd,
   kUnsortedSegment,
   kSortedSegment,
-  kSparseSegment
+  kSparseSegment,
+  kGroupwise
 };
 
 // The value types of a row, TensorFlow's C++ types, ending in void.
@@ -104,6 +106,11 @@ void RegisterOn(const char* device, bool gpu) {
     Register<GatherNdOp<Backend, T>, T>(device, op, "Tparams");
     Register<ResourceGatherNdOp<Backend, T>, T>(device, variable, "dtype",
                                                gpu ? H{"resource"} : H{});
+  } else if constexpr (Row::kKind == Kind::kGroupwise) {
+    if (!gpu) {  // the CPU core only: on a GPU, TensorFlow places them on the CPU
+      Register<GroupwiseOp<T, Op>, T>(device, op, "T");
+      Register<GroupwiseGradOp<T, Op>, T>(device, op + "Grad", "T");
+    }
   } else {
     RegisterSegment<Row, typename Segments<Backend>::type, T, Op>(device, gpu);
   }

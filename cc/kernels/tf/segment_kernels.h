@@ -77,6 +77,30 @@ inline int64_t ScalarInt64(const Tensor& t) {
   return t.dtype() == ::tensorflow::DT_INT32 ? t.scalar<int32_t>()() : t.scalar<int64_t>()();
 }
 
+// unsorted_segment_*'s checks of data, segment_ids and num_segments, and
+// its output: [num_segments] + data.shape[ids.rank:], `slice` elements a row.
+inline Status UnsortedSegmentOutput(const Tensor& data, const Tensor& ids,
+                                    const Tensor& num_segments, TensorShape* shape,
+                                    int64_t* slice) {
+  if (!::tensorflow::TensorShapeUtils::IsScalar(num_segments.shape())) {
+    return absl::InvalidArgumentError(absl::StrCat("num_segments should be a scalar, not shape ",
+                                                   num_segments.shape().DebugString()));
+  }
+  const int64_t num = ScalarInt64(num_segments);
+  if (num < 0) return absl::InvalidArgumentError(messages::NegativeNumSegments(num));
+  if (!::tensorflow::TensorShapeUtils::StartsWith(data.shape(), ids.shape())) {
+    return absl::InvalidArgumentError(
+        messages::SegmentIdsNotPrefix(data.shape().DebugString(), ids.shape().DebugString()));
+  }
+  *shape = TensorShape({num});
+  *slice = 1;
+  for (int d = ids.dims(); d < data.dims(); ++d) {
+    shape->AddDim(data.dim_size(d));
+    *slice *= data.dim_size(d);
+  }
+  return absl::OkStatus();
+}
+
 // unsorted_segment_{sum,prod,min,max}: inputs data, segment_ids, num_segments
 // (on a GPU in host memory), on the backend's core (CpuSegments, GpuSegments).
 template <typename Backend, typename T, typename Op>
@@ -87,25 +111,12 @@ class UnsortedSegmentOp : public PolicyKernel {
   void Compute(OpKernelContext* c) override {
     const Tensor& data = c->input(0);
     const Tensor& ids = c->input(1);
-    const Tensor& num_segments = c->input(2);
-    OP_REQUIRES(c, ::tensorflow::TensorShapeUtils::IsScalar(num_segments.shape()),
-                absl::InvalidArgumentError(absl::StrCat(
-                    "num_segments should be a scalar, not shape ",
-                    num_segments.shape().DebugString())));
-    const int64_t num = ScalarInt64(num_segments);
-    OP_REQUIRES(c, num >= 0, absl::InvalidArgumentError(messages::NegativeNumSegments(num)));
-    OP_REQUIRES(c, ::tensorflow::TensorShapeUtils::StartsWith(data.shape(), ids.shape()),
-                absl::InvalidArgumentError(messages::SegmentIdsNotPrefix(
-                    data.shape().DebugString(), ids.shape().DebugString())));
-    TensorShape shape({num});
+    TensorShape shape;
     int64_t slice = 1;
-    for (int d = ids.dims(); d < data.dims(); ++d) {
-      shape.AddDim(data.dim_size(d));
-      slice *= data.dim_size(d);
-    }
+    OP_REQUIRES_OK(c, UnsortedSegmentOutput(data, ids, c->input(2), &shape, &slice));
     Tensor* out = nullptr;
     OP_REQUIRES_OK(c, c->allocate_output(0, shape, &out));
-    const ScatterForm f{ids.NumElements(), 1, num, slice};
+    const ScatterForm f{ids.NumElements(), 1, shape.dim_size(0), slice};
     OP_REQUIRES_OK(c, Backend::template Unsorted<T, Op>(c, ids, f, shape, ignore_, data, out));
   }
 };

@@ -25,6 +25,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "common/groupwise.h"
 #include "common/reducers.h"
 #include "cpu/thresholds.h"
 #include "ops/op_table.h"
@@ -249,6 +250,7 @@ class XlaGatherNd : public XlaKernel {
 #define TFSO_XLA_UnsortedSegment(OP)
 #define TFSO_XLA_SortedSegment(OP)
 #define TFSO_XLA_SparseSegment(OP)
+#define TFSO_XLA_Groupwise(OP)
 #define TFSO_REGISTER_XLA(OP, PY, KIND, ...) TFSO_XLA_##KIND(OP)
 TFSO_OPS(TFSO_REGISTER_XLA)
 #undef TFSO_REGISTER_XLA
