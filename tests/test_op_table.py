@@ -12,7 +12,7 @@ import tf_scatter_ops as tso
 from tf_scatter_ops import _calls, _loader, _table, ops, patch, variables
 
 VALUE_ATTR = {"ScatterNd": "T", "TensorScatter": "T", "GatherNd": "Tparams", "UnsortedSegment": "T",
-              "SortedSegment": "T", "SparseSegment": "T"}
+              "SortedSegment": "T", "SparseSegment": "T", "Groupwise": "T"}
 # The index attrs of each kind.
 INDEX_ATTRS = {"SparseSegment": ("Tidx", "Tsegmentids")}
 
@@ -27,7 +27,8 @@ def variable_ops(row):
 
 
 def every_op(row):
-    return [(row.op, VALUE_ATTR[row.kind])] + variable_ops(row)
+    fused_grad = [(row.op + "Grad", "T")] if row.kind == "Groupwise" else []
+    return [(row.op, VALUE_ATTR[row.kind])] + variable_ops(row) + fused_grad
 
 
 def allowed(op_type, attr):
@@ -51,7 +52,9 @@ def test_the_table_has_the_family():
         "tensor_scatter_nd_sub", "tensor_scatter_nd_min", "tensor_scatter_nd_max", "gather_nd",
         "unsorted_segment_sum", "unsorted_segment_prod", "unsorted_segment_min",
         "unsorted_segment_max", "segment_sum", "segment_prod", "segment_min", "segment_max",
-        "segment_mean", "sparse_segment_sum", "sparse_segment_mean", "sparse_segment_sqrt_n"]
+        "segment_mean", "sparse_segment_sum", "sparse_segment_mean", "sparse_segment_sqrt_n",
+        "segment_softmax", "segment_log_softmax", "segment_logsumexp", "segment_var",
+        "segment_std"]
     assert all(row.dtypes for row in _table.OPS)
 
 
@@ -74,20 +77,24 @@ def test_registered_dtypes_and_cpu_kernels_are_the_rows():
 
 
 def test_every_scatter_and_gather_row_has_an_xla_kernel():
-    """The segment rows have none: under XLA their functions build
-    TensorFlow's ops."""
+    """The segment and group-wise rows have none: under XLA their functions
+    build TensorFlow's ops."""
     if not tso.built_with_xla():
         return
     for row in _table.OPS:
         devices = {k.device_type for k in
                    kernels.get_registered_kernels_for_op("TfScatter>" + row.op).kernel}
-        assert ("XLA_CPU_JIT" in devices) == (row.kind not in _table.SEGMENT_KINDS), row.op
+        assert ("XLA_CPU_JIT" in devices) == (row in _table.SCATTER_GATHER), row.op
 
 
 def test_python_lists_are_the_rows():
     assert ops.DTYPES == {row.py: row.dtypes for row in _table.OPS}
     for row in _table.OPS:
         assert callable(getattr(tso, row.py)), row.py
+        if row.kind == "Groupwise":  # TensorFlow has none: not patched
+            assert row.tf is None and row.py not in _table.NAMESPACE
+            assert row.py not in patch._MATH and row.py not in patch._V2
+            continue
         assert getattr(tf.raw_ops, row.tf), row.tf  # TensorFlow's counterpart exists
         if row.alias:
             assert getattr(tso, row.alias) is getattr(tso, row.py)
@@ -110,3 +117,5 @@ def test_every_op_has_its_gradient_rule():
             # a gradient for the row read, none (registered as None) for in-place updates
             rule = tf_ops._gradient_registry.lookup("TfScatter>" + op_type)
             assert (rule is not None) == (row.kind == "GatherNd"), op_type
+        if row.kind == "Groupwise":  # the fused gradient op's: second order
+            assert tf_ops._gradient_registry.lookup("TfScatter>" + row.op + "Grad") is not None

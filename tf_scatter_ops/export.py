@@ -31,7 +31,7 @@ import numpy as np
 import tensorflow as tf
 from tensorflow.core.protobuf import saved_model_pb2
 
-from tf_scatter_ops import _calls, _stock_forms, _table, variables
+from tf_scatter_ops import _calls, _stock_forms, _table, groupwise, variables
 from tf_scatter_ops._tf_private import fingerprinting_utils, function_def_to_graph, handle_data_util
 
 PREFIX = "TfScatter>"
@@ -39,6 +39,8 @@ _OURS = {row.op: row for row in _table.OPS}
 _RESOURCE_SCATTERS = {"Resource" + row.variable: name
                       for name, row in _table.VARIABLE_SCATTERS.items()}
 _REF_SCATTERS = {row.variable for row in _table.VARIABLE_SCATTERS.values()}
+# The group-wise rows' fused gradient ops (<op>Grad), by op type.
+_GROUPWISE_GRADS = {row.op + "Grad": row for row in _table.GROUPWISE}
 
 
 def export(src, dst):
@@ -131,7 +133,7 @@ class _Rewriter:
     def _function(self, op_type, node, op):
         """The FunctionDef (added to the library once per distinct input
         signature and attributes) that computes `op` with TensorFlow's ops."""
-        attrs = {k: node.attr[k] for k in ("bad_indices_policy", "use_locking", "dtype")
+        attrs = {k: node.attr[k] for k in ("bad_indices_policy", "use_locking", "dtype", "ddof")
                  if k in node.attr}
         policy = attrs["bad_indices_policy"].s.decode() if "bad_indices_policy" in attrs else ""
         specs = [tf.TensorSpec(t.shape, t.dtype) for t in op.inputs]
@@ -155,6 +157,20 @@ class _Rewriter:
 
     def _body(self, op_type, node, op, policy, static):
         names = [arg.name for arg in op.op_def.input_arg]
+        ddof = node.attr["ddof"].i if "ddof" in node.attr else 0
+        if op_type in _GROUPWISE_GRADS:  # TensorFlow's gradient of the composed function
+            py = _GROUPWISE_GRADS[op_type].py
+
+            def body(data, output, grad, ids, num_segments):
+                del output  # recomputed by the composed function
+                return groupwise.composed_grad(py, data, grad, ids, num_segments, ddof, policy)
+            return body
+        if op_type in _OURS and _OURS[op_type].kind == "Groupwise":
+            py = _OURS[op_type].py
+
+            def body(data, ids, num_segments):
+                return groupwise.composed(py, data, ids, num_segments, ddof, policy)
+            return body
         if op_type in _OURS:
             row = _OURS[op_type]
             theirs = getattr(tf.raw_ops, row.tf)

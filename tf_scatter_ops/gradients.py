@@ -196,8 +196,7 @@ def _segment_prod_grad(op, grad):
 
 
 def _groupwise_grad(op, grad):
-    """The fused gradient op of the row (<op>Grad). Its own gradient is not
-    defined (first order only)."""
+    """The fused gradient op of the row (<op>Grad)."""
     data, ids, num_segments = op.inputs
     ddof, policy = op.get_attr("ddof"), _policy(op)
     forward = op.type.split(">")[1]
@@ -208,6 +207,21 @@ def _groupwise_grad(op, grad):
         data=data, output=op.outputs[0], grad=grad, segment_ids=ids, num_segments=num_segments,
         ddof=ddof, bad_indices_policy=policy)
     return [dx, None, None]
+
+
+def _groupwise_second_order(op, grad):
+    """The gradient of a fused gradient op (second order): that of the same
+    gradient composed of TensorFlow's ops, with respect to the data and the
+    incoming gradient (the output's dependence on the data is in the
+    recomputation)."""
+    data, _, incoming, ids, num_segments = op.inputs
+    forward = _table.snake(op.type.split(">")[1][:-len("Grad")])
+    with tf.GradientTape() as tape:
+        tape.watch([data, incoming])
+        dx = groupwise.composed_grad(forward, data, incoming, ids, num_segments,
+                                     op.get_attr("ddof"), _policy(op))
+    d_data, d_incoming = tape.gradient(dx, [data, incoming], output_gradients=grad)
+    return [d_data, None, d_incoming, None, None]
 
 
 # The rules by the op table's gradient column, registered for every row.
@@ -227,6 +241,8 @@ _RULES = {
 }
 for _row in _table.OPS:
     tf.RegisterGradient("TfScatter>" + _row.op)(_RULES[_row.gradient])
+    if _row.kind == "Groupwise":
+        tf.RegisterGradient("TfScatter>" + _row.op + "Grad")(_groupwise_second_order)
     if _row.variable and _row.kind == "GatherNd":
         tf.RegisterGradient("TfScatter>" + _row.variable)(_resource_gather_nd_grad)
     elif _row.variable:  # in-place variable updates have no gradient, as in TensorFlow

@@ -19,9 +19,10 @@ rows of a segment, per element of the row's slice:
     var          sum((x - mean)^2) / (n - ddof)      NaN where n - ddof <= 0
     std          sqrt(var)
 
-m is the segment's maximum where finite, else 0 (SciPy's logsumexp rule). A
-segment is done by one thread, in index order, all its passes while its rows
-are in cache, with a fused gradient op: the same result on any thread count.
+m is the segment's maximum where finite, else 0 (SciPy's logsumexp rule).
+One kernel computes each function: streaming passes over the rows between
+segment reductions on the scatter core (sums in index order: the same bits
+on any thread count), with a fused gradient op (and a second order).
 16-bit floats are computed in float32. The kernels are the CPU's; under XLA,
 inside stock_ops() and on a GPU the functions are TensorFlow's
 unsorted_segment_max / _sum with gathers and element-wise ops (the same
@@ -142,9 +143,10 @@ def composed(op, data, segment_ids, num_segments, ddof=0, policy=""):
                                              bad_indices_policy=policy) / n
         d = x - per_row(mean)
         divisor = n - ddof
-        divisor = tf.where(divisor > 0, divisor, tf.fill(tf.shape(divisor), float("nan")))
+        divisor = tf.where(divisor > 0, divisor, tf.fill(tf.shape(divisor),
+                                                         tf.constant(float("nan"), x.dtype)))
         out = segments.unsorted_segment_sum(d * d, segment_ids, num_segments,
-                                            bad_indices_policy=policy) / tf.cast(divisor, x.dtype)
+                                            bad_indices_policy=policy) / divisor
         if op == "segment_std":
             out = tf.sqrt(out)
     else:

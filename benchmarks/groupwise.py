@@ -1,0 +1,87 @@
+"""The group-wise segment functions (tso.segment_softmax and friends) against
+the same function written with TensorFlow's ops (unsorted_segment_max,
+gather, exp, unsorted_segment_sum, gather, divide: what GNN code writes
+today) in a plain tf.function, and that composition under XLA
+(jit_compile=True, where the plugin's functions are that composition too),
+in one run. Each workload forward alone and forward + backward (the
+gradient with respect to the data).
+
+    python -m benchmarks.groupwise [--quick]
+
+GAT attention: a score per edge and head, [200k, 8], normalised over each
+destination node's incoming edges (20k nodes). Times are medians of
+interleaved rounds, ms per call; each call waits for its result on the CPU
+without copying it out.
+"""
+
+import argparse
+import statistics
+import time
+
+import numpy as np
+import tensorflow as tf
+
+import tf_scatter_ops as tso
+from benchmarks.harness import machine
+from tf_scatter_ops import groupwise
+
+
+def _workloads(quick):
+    rng = np.random.default_rng(0)
+    s = 8 if quick else 1
+    edges, nodes = 200_000 // s, 20_000 // s
+    scores = tf.constant(rng.normal(size=(edges, 8)).astype(np.float32))
+    receivers = tf.constant(rng.integers(0, nodes, edges).astype(np.int32))
+    points, voxels = 1_000_000 // s, 256_000 // s
+    features = tf.constant(rng.normal(size=(points, 16)).astype(np.float32))
+    cells = tf.constant(rng.integers(0, voxels, points).astype(np.int32))
+    return [
+        ("GAT softmax, 200k edges x 8 heads into 20k", "segment_softmax", scores, receivers, nodes),
+        ("GAT log_softmax", "segment_log_softmax", scores, receivers, nodes),
+        ("logsumexp pooling", "segment_logsumexp", scores, receivers, nodes),
+        ("voxel std, 1M x 16 into 256k", "segment_std", features, cells, voxels),
+    ]
+
+
+def _forward_backward(f):
+    def step(x, ids):
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = f(x, ids)
+        return tape.gradient(y, x, output_gradients=tf.ones_like(y))
+    return step
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="sizes / 8, few rounds")
+    args = parser.parse_args()
+    rounds, calls = (3, 3) if args.quick else (7, 10)
+    info = machine()
+    print(f"{info['cpu']}, {info['cpus']} CPUs, {info['isa']}, TensorFlow {info['tf']}; "
+          f"ms per call")
+    print(f"  {'workload':<44} {'pass':<8} {'plugin':>8} {'TF ops':>8} {'XLA':>8}  "
+          f"TF/plugin  XLA/plugin")
+    for name, op, x, ids, num in _workloads(args.quick):
+        ours = lambda a, b, op=op, num=num: getattr(tso, op)(a, b, num)  # noqa: E731
+        theirs = lambda a, b, op=op, num=num: groupwise.composed(op, a, b, num)  # noqa: E731
+        for label, wrap in (("forward", lambda f: f), ("+ grad", _forward_backward)):
+            fns = {"plugin": tf.function(wrap(ours)), "TF ops": tf.function(wrap(theirs)),
+                   "XLA": tf.function(wrap(theirs), jit_compile=True)}
+            np.testing.assert_allclose(fns["plugin"](x, ids).numpy(), fns["TF ops"](x, ids).numpy(),
+                                       rtol=1e-4, atol=1e-5)
+            times = {k: [] for k in fns}
+            for _ in range(rounds):
+                for k, f in fns.items():
+                    t0 = time.perf_counter()
+                    for _ in range(calls):
+                        f(x, ids)
+                    times[k].append((time.perf_counter() - t0) / calls * 1e3)
+            t = {k: statistics.median(v) for k, v in times.items()}
+            print(f"  {name:<44} {label:<8} {t['plugin']:8.2f} {t['TF ops']:8.2f} {t['XLA']:8.2f}  "
+                  f"{t['TF ops'] / t['plugin']:8.2f}x  {t['XLA'] / t['plugin']:8.2f}x")
+            name = ""
+
+
+if __name__ == "__main__":
+    main()
