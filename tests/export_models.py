@@ -126,6 +126,38 @@ class GNN(tf.Module):
                 "max": tso.unsorted_segment_max(messages, receivers, 6)}
 
 
+class Attention(tf.Module):
+    """Attention over each receiver's edges (segment_softmax), log-sum-exp
+    and standard-deviation pooling: the group-wise ops, which TensorFlow does
+    not have."""
+
+    @tf.function(input_signature=[_spec(X), tf.TensorSpec([10], tf.int32),
+                                  tf.TensorSpec([10], tf.int32)])
+    def __call__(self, nodes, senders, receivers):
+        messages = tso.gather(nodes, senders)
+        return {"alpha": tso.segment_softmax(messages, receivers, 6),
+                "log_alpha": tso.segment_log_softmax(messages, receivers, 6),
+                "lse": tso.segment_logsumexp(messages, receivers, 7),
+                "std": tso.segment_std(messages, receivers, 6, ddof=1)}
+
+
+class AttentionGradient(tf.Module):
+    """The group-wise ops' fused gradient ops (<op>Grad), as a training step
+    saved in a SavedModel holds them."""
+
+    @tf.function(input_signature=[_spec(X), tf.TensorSpec([10], tf.int32),
+                                  tf.TensorSpec([10], tf.int32)])
+    def __call__(self, nodes, senders, receivers):
+        with tf.GradientTape() as tape:
+            tape.watch(nodes)
+            messages = tso.gather(nodes, senders)
+            loss = (tf.reduce_sum(tso.segment_softmax(messages, receivers, 6) ** 2)
+                    + tf.reduce_sum(tso.segment_log_softmax(messages, receivers, 6) ** 2)
+                    + tf.reduce_sum(tso.segment_logsumexp(messages, receivers, 6))
+                    + tf.reduce_sum(tso.segment_var(messages, receivers, 6)))
+        return {"grad": tf.convert_to_tensor(tape.gradient(loss, nodes))}
+
+
 SENDERS = np.array([0, 1, 2, 3, 4, 5, 0, 2, 4, 1], np.int32)
 RECEIVERS = np.array([1, 2, 3, 4, 5, 0, 3, 3, 0, 5], np.int32)
 
@@ -137,6 +169,11 @@ MODELS = {
     "keras": (keras_model, {"ids": np.array([[3, 0, 3, 1, 7, 2], [9, 9, 1, 2, 3, 4]],
                                                      np.int32)}, ALL_TARGETS),
     "gnn": (GNN, {"nodes": X, "senders": SENDERS, "receivers": RECEIVERS}, ALL_TARGETS),
+    "attention": (Attention, {"nodes": X, "senders": SENDERS, "receivers": RECEIVERS},
+                  ALL_TARGETS),
+    "attention_gradient": (AttentionGradient,
+                           {"nodes": X, "senders": SENDERS, "receivers": RECEIVERS},
+                           ("tensorflow",)),
 }
 
 

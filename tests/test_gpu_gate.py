@@ -14,7 +14,7 @@ from tensorflow.python.framework import kernels
 
 import fatbin
 import tf_scatter_ops as tso
-from tf_scatter_ops import _loader, _stamp, gpu
+from tf_scatter_ops import _loader, _stamp, _table, gpu
 from tf_scatter_ops._table import OP_TYPES as OP_NAMES
 from tf_scatter_ops.ops import DTYPES
 from ecosystem_util import python_env, run_python
@@ -203,11 +203,15 @@ def test_the_library_reports_the_code_its_fatbin_holds():
 
 
 # On a GPU every dtype but string, except that the segment products and
-# means take no complex numbers there (segment_kernels.h: they run on the CPU).
+# means take no complex numbers there (segment_kernels.h: they run on the CPU)
+# and the group-wise functions have CPU kernels only.
 _CPU_ONLY = {tf.string} | {tf.complex64, tf.complex128}
+_GROUPWISE = {row.py for row in _table.GROUPWISE}
 
 
 def _gpu_dtypes(op, dtypes):
+    if op in _GROUPWISE:
+        return []
     left_out = _CPU_ONLY if op.endswith(("segment_prod", "segment_mean")) else {tf.string}
     return sorted(d.name for d in dtypes if d not in left_out)
 

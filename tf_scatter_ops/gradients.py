@@ -204,7 +204,7 @@ def _groupwise_grad(op, grad):
         return [groupwise.composed_grad(_table.snake(forward), data, grad, ids, num_segments,
                                         ddof, policy), None, None]
     dx = _calls.library_op(forward + "Grad")(
-        data=data, output=op.outputs[0], grad=grad, segment_ids=ids, num_segments=num_segments,
+        data=data, y=op.outputs[0], grad=grad, segment_ids=ids, num_segments=num_segments,
         ddof=ddof, bad_indices_policy=policy)
     return [dx, None, None]
 

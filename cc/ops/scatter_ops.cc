@@ -214,8 +214,9 @@ Status GroupwiseShape(InferenceContext* c) {
   return absl::OkStatus();
 }
 
-// Its gradient: the data's shape (the output's and the gradient's are
-// checked by the kernel).
+// Its gradient (inputs data, the op's output y, y's gradient, segment_ids,
+// num_segments): the data's shape (y's and its gradient's are checked by the
+// kernel).
 Status GroupwiseGradShape(InferenceContext* c) {
   ShapeHandle data = c->input(0), num = c->input(4);
   if (c->RankKnown(num) && c->Rank(num) != 0) {
@@ -318,11 +319,11 @@ Status GroupwiseGradShape(InferenceContext* c) {
       .SetShapeFn(GroupwiseShape<REDUCER::kPerSegment>);    \
   REGISTER_OP("TfScatter>" #OP "Grad")                      \
       .Input("data: T")                                     \
-      .Input("output: T")                                   \
+      .Input("y: T")                                        \
       .Input("grad: T")                                     \
       .Input("segment_ids: Tindices")                       \
       .Input("num_segments: Tnumsegments")                  \
-      .Output("data_grad: T")                               \
+      .Output("output: T")                                  \
       .Attr(TFSO_TYPES("T", TFSO_##DTYPES##_DTYPES))         \
       .Attr(TFSO_TYPES("Tindices", TFSO_INDEX_DTYPES))       \
       .Attr("Tnumsegments: {int32, int64} = DT_INT32")      \
