@@ -143,10 +143,12 @@ def composed(op, data, segment_ids, num_segments, ddof=0, policy=""):
                                              bad_indices_policy=policy) / n
         d = x - per_row(mean)
         divisor = n - ddof
-        divisor = tf.where(divisor > 0, divisor, tf.fill(tf.shape(divisor),
-                                                         tf.constant(float("nan"), x.dtype)))
+        # + 0 / 0 = NaN where n - ddof <= 0, as arithmetic: tf2onnx writes a
+        # float select as c * a + (1 - c) * b, which a NaN operand spoils
+        nan_where_too_few = tf.zeros_like(divisor) / tf.cast(divisor > 0, x.dtype)
         out = segments.unsorted_segment_sum(d * d, segment_ids, num_segments,
-                                            bad_indices_policy=policy) / divisor
+                                            bad_indices_policy=policy) / tf.maximum(divisor, 1)
+        out = out + nan_where_too_few
         if op == "segment_std":
             out = tf.sqrt(out)
     else:
