@@ -70,6 +70,16 @@ struct SegmentPasses {
 
   int64_t size() const { return nsegments * slice; }
 
+  // Scratch of `count` C from TensorFlow's allocator (its pooled memory: a
+  // fresh std::vector of a row-shaped size costs page faults on every call),
+  // uninitialised; *t holds it.
+  Status Temp(int64_t count, Tensor* t, C** data) const {
+    TF_RETURN_IF_ERROR(c->allocate_temp(::tensorflow::DataTypeToEnum<C>::v(),
+                                        TensorShape({count}), t));
+    *data = t->flat<C>().data();
+    return absl::OkStatus();
+  }
+
   // out[nsegments, slice] = the reduction Op of rows x[n, slice] (out holds
   // Op's identity when `mode` is kInPlace); the ids' error if any.
   template <typename Op>
@@ -106,14 +116,17 @@ Status GroupwiseForward(const SegmentPasses<C>& p, const C* x, int64_t ddof, T* 
   constexpr Groupwise kF = Fn::kFunction;
   const int64_t size = p.size();
   if constexpr (Fn::kMoments) {
-    std::vector<C> mean, squares(p.n * p.slice), total(size);
+    std::vector<C> mean, total(size);
     std::vector<int64_t> counts;
     TF_RETURN_IF_ERROR(p.Means(x, &mean, &counts));
-    p.Rows(squares.data(), [&](int64_t r, int64_t s) {
+    Tensor scratch;
+    C* squares = nullptr;
+    TF_RETURN_IF_ERROR(p.Temp(p.n * p.slice, &scratch, &squares));
+    p.Rows(squares, [&](int64_t r, int64_t s) {
       const C d = x[r] - mean[s];
       return d * d;
     });
-    TF_RETURN_IF_ERROR(p.template Reduce<AddOp>(squares.data(), Init::kZero, total.data()));
+    TF_RETURN_IF_ERROR(p.template Reduce<AddOp>(squares, Init::kZero, total.data()));
     for (int64_t s = 0; s < p.nsegments; ++s) {
       const C divisor = groupwise::VarDivisor<C>(counts[s], ddof);
       for (int64_t j = 0; j < p.slice; ++j) {
@@ -128,8 +141,9 @@ Status GroupwiseForward(const SegmentPasses<C>& p, const C* x, int64_t ddof, T* 
     for (C& m : shift) m = groupwise::Shift(m);
     // The exponentials: in y itself for a softmax that holds them exactly.
     constexpr bool kInY = kF == Groupwise::kSoftmax && std::is_same<T, C>::value;
-    std::vector<C> own(kInY ? 0 : p.n * p.slice);
-    C* e = kInY ? reinterpret_cast<C*>(y) : own.data();
+    Tensor scratch;
+    C* e = reinterpret_cast<C*>(y);
+    if (!kInY) TF_RETURN_IF_ERROR(p.Temp(p.n * p.slice, &scratch, &e));
     p.Rows(e, [&](int64_t r, int64_t s) { return groupwise::Exp(x[r] - shift[s]); });
     TF_RETURN_IF_ERROR(p.template Reduce<AddOp>(e, Init::kZero, total.data()));
     if constexpr (kF == Groupwise::kLogSumExp) {
@@ -156,9 +170,11 @@ Status GroupwiseBackward(const SegmentPasses<C>& p, const C* x, const C* y, cons
   if constexpr (kF == Groupwise::kSoftmax || kF == Groupwise::kLogSoftmax) {
     std::vector<C> total(p.size());
     if constexpr (kF == Groupwise::kSoftmax) {
-      std::vector<C> gy(p.n * p.slice);
-      p.Rows(gy.data(), [&](int64_t r, int64_t) { return g[r] * y[r]; });
-      TF_RETURN_IF_ERROR(p.template Reduce<AddOp>(gy.data(), Init::kZero, total.data()));
+      Tensor scratch;
+      C* gy = nullptr;
+      TF_RETURN_IF_ERROR(p.Temp(p.n * p.slice, &scratch, &gy));
+      p.Rows(gy, [&](int64_t r, int64_t) { return g[r] * y[r]; });
+      TF_RETURN_IF_ERROR(p.template Reduce<AddOp>(gy, Init::kZero, total.data()));
       p.Rows(dx, [&](int64_t r, int64_t s) { return static_cast<T>(y[r] * (g[r] - total[s])); });
     } else {
       TF_RETURN_IF_ERROR(p.template Reduce<AddOp>(g, Init::kZero, total.data()));
