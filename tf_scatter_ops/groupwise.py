@@ -97,7 +97,7 @@ segment_std = _function(
 # The same with TensorFlow's ops: under XLA, inside stock_ops(), on a GPU,
 # and the tests' second opinion.
 
-def _parts(data, segment_ids, num_segments):
+def _parts(segment_ids, num_segments):
     """(the ids flattened, with the dropped ones at 0; kept: [ids.size] bool)."""
     ids = tf.reshape(_stock_forms.wide(segment_ids), [-1])
     num = tf.cast(num_segments, ids.dtype)
@@ -127,7 +127,7 @@ def composed(op, data, segment_ids, num_segments, ddof=0, policy=""):
     """`op` (a name of _NAMES) written with unsorted_segment_max / _sum (ours,
     or TensorFlow's where the wrappers lower), gathers and element-wise ops."""
     x = tf.cast(data, _compute_dtype(data.dtype))
-    safe, kept = _parts(data, segment_ids, num_segments)
+    safe, kept = _parts(segment_ids, num_segments)
 
     def per_row(values):  # a segment's value at each data row
         return tf.reshape(tf.gather(values, safe), tf.shape(x))
