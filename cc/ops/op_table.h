@@ -21,6 +21,7 @@
 //             function; the row also registers its fused gradient
 //             <OP>Grad; CPU only)
 //   REDUCER   the reduction of common/reducers.h that applies each update
+//             (Groupwise: the function, common/groupwise.h)
 //   DTYPES    the value dtypes, a list of common/dtypes.h (ALL, ADD, MINMAX,
 //             FLOAT);
 //             on a GPU the same without string
