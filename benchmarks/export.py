@@ -14,14 +14,12 @@ when its result is ready (nothing is copied out).
 """
 
 import argparse
-import statistics
-import time
 
 import numpy as np
 import tensorflow as tf
 
 import tf_scatter_ops as tso
-from benchmarks.harness import machine
+from benchmarks.harness import interleaved_ms, machine
 
 
 def _workloads(quick):
@@ -76,17 +74,8 @@ def main():
         with tso.stock_ops():
             stock = tf.function(ours).get_concrete_function()
         assert not [op for op in stock.graph.get_operations() if op.type.startswith("TfScatter>")]
-        fns = {"plugin": plugin, "export": stock, "TF op": tf.function(theirs)}
-        times = {k: [] for k in fns}
-        for f in fns.values():
-            f()  # trace and warm up
-        for _ in range(rounds):
-            for k, f in fns.items():
-                t0 = time.perf_counter()
-                for _ in range(calls):
-                    f()
-                times[k].append((time.perf_counter() - t0) / calls * 1e3)
-        t = {k: statistics.median(v) for k, v in times.items()}
+        t = interleaved_ms({"plugin": plugin, "export": stock, "TF op": tf.function(theirs)},
+                           rounds=rounds, calls=calls)
         print(f"  {name:<42} {t['plugin']:8.2f} {t['export']:8.2f} {t['TF op']:8.2f}  "
               f"{t['export'] / t['TF op']:8.2f}x  {t['export'] / t['plugin']:8.2f}x")
 

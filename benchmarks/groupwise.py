@@ -15,14 +15,12 @@ without copying it out.
 """
 
 import argparse
-import statistics
-import time
 
 import numpy as np
 import tensorflow as tf
 
 import tf_scatter_ops as tso
-from benchmarks.harness import machine
+from benchmarks.harness import interleaved_ms, machine
 
 
 def _workloads(quick):
@@ -87,14 +85,7 @@ def main():
             # (gradients of std in segments of near-equal rows differ by float cancellation)
             np.testing.assert_allclose(fns["plugin"](x, ids).numpy(), fns["TF ops"](x, ids).numpy(),
                                        rtol=1e-3, atol=1e-4 if label == "forward" else 5e-3)
-            times = {k: [] for k in fns}
-            for _ in range(rounds):
-                for k, f in fns.items():
-                    t0 = time.perf_counter()
-                    for _ in range(calls):
-                        f(x, ids)
-                    times[k].append((time.perf_counter() - t0) / calls * 1e3)
-            t = {k: statistics.median(v) for k, v in times.items()}
+            t = interleaved_ms(fns, (x, ids), rounds, calls)
             print(f"  {name:<44} {label:<8} {t['plugin']:8.2f} {t['TF ops']:8.2f} {t['XLA']:8.2f}  "
                   f"{t['TF ops'] / t['plugin']:8.2f}x  {t['XLA'] / t['plugin']:8.2f}x")
             name = ""

@@ -122,6 +122,22 @@ def progress(done, total, label):
     sys.stderr.flush()
 
 
+def interleaved_ms(fns, args=(), rounds=7, calls=10):
+    """Median ms per call of each function of `fns` (name -> function), each
+    warmed up (traced, compiled) once, then timed `calls` in a row, the
+    functions taking turns in each of `rounds` rounds."""
+    for f in fns.values():
+        f(*args)
+    times = {k: [] for k in fns}
+    for _ in range(rounds):
+        for k, f in fns.items():
+            t0 = time.perf_counter()
+            for _ in range(calls):
+                f(*args)
+            times[k].append((time.perf_counter() - t0) / calls * 1e3)
+    return {k: statistics.median(v) for k, v in times.items()}
+
+
 def time_workload(w, impls, args, rounds, tick, burst=3):
     """Each round runs every implementation `burst` times in a row, the order
     rotating from round to round. Returns, per implementation, the median of
