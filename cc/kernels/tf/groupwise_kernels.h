@@ -207,40 +207,52 @@ Status GroupwiseBackward(const SegmentPasses<C>& p, const C* x, const C* y, cons
 template <typename T>
 using GroupwiseCompute = SegmentAccumulator<T>;
 
-// segment_<function>(data, segment_ids, num_segments; ddof).
-template <typename T, typename Fn>
-class GroupwiseOp : public PolicyKernel {
+// What the group-wise kernels share: the ddof attr, and the passes' shape,
+// sizes and policy from data, its ids and num_segments (checked as
+// unsorted_segment_*'s).
+class GroupwiseKernel : public PolicyKernel {
  public:
-  explicit GroupwiseOp(OpKernelConstruction* c) : PolicyKernel(c) {
+  explicit GroupwiseKernel(OpKernelConstruction* c) : PolicyKernel(c) {
     OP_REQUIRES_OK(c, c->GetAttr("ddof", &ddof_));
   }
+
+ protected:
+  template <typename C>
+  Status Prepare(const Tensor& data, const Tensor& num_segments, SegmentPasses<C>* p) const {
+    TF_RETURN_IF_ERROR(UnsortedSegmentOutput(data, p->ids, num_segments, &p->shape, &p->slice));
+    p->n = p->ids.NumElements();
+    p->nsegments = p->shape.dim_size(0);
+    p->ignore = ignore_;
+    return absl::OkStatus();
+  }
+
+  int64_t ddof_ = 0;
+};
+
+// segment_<function>(data, segment_ids, num_segments; ddof).
+template <typename T, typename Fn>
+class GroupwiseOp : public GroupwiseKernel {
+ public:
+  using GroupwiseKernel::GroupwiseKernel;
 
   void Compute(OpKernelContext* c) override {
     using C = GroupwiseCompute<T>;
     const Tensor& data = c->input(0);
     SegmentPasses<C> p{c, c->input(1)};
-    OP_REQUIRES_OK(c, UnsortedSegmentOutput(data, p.ids, c->input(2), &p.shape, &p.slice));
-    p.n = p.ids.NumElements();
-    p.nsegments = p.shape.dim_size(0);
-    p.ignore = ignore_;
+    OP_REQUIRES_OK(c, Prepare(data, c->input(2), &p));
     Tensor* out = nullptr;
     OP_REQUIRES_OK(c, c->allocate_output(0, Fn::kPerSegment ? p.shape : data.shape(), &out));
     const AsCompute<T, C> x(data);
     OP_REQUIRES_OK(c, (GroupwiseForward<Fn, T, C>(p, x.data(), ddof_, out->flat<T>().data())));
   }
-
- private:
-  int64_t ddof_ = 0;
 };
 
 // Its gradient: inputs data, output, the output's gradient, segment_ids,
 // num_segments; the data's gradient.
 template <typename T, typename Fn>
-class GroupwiseGradOp : public PolicyKernel {
+class GroupwiseGradOp : public GroupwiseKernel {
  public:
-  explicit GroupwiseGradOp(OpKernelConstruction* c) : PolicyKernel(c) {
-    OP_REQUIRES_OK(c, c->GetAttr("ddof", &ddof_));
-  }
+  using GroupwiseKernel::GroupwiseKernel;
 
   void Compute(OpKernelContext* c) override {
     using C = GroupwiseCompute<T>;
@@ -248,10 +260,7 @@ class GroupwiseGradOp : public PolicyKernel {
     const Tensor& output = c->input(1);
     const Tensor& grad = c->input(2);
     SegmentPasses<C> p{c, c->input(3)};
-    OP_REQUIRES_OK(c, UnsortedSegmentOutput(data, p.ids, c->input(4), &p.shape, &p.slice));
-    p.n = p.ids.NumElements();
-    p.nsegments = p.shape.dim_size(0);
-    p.ignore = ignore_;
+    OP_REQUIRES_OK(c, Prepare(data, c->input(4), &p));
     const TensorShape& expected = Fn::kPerSegment ? p.shape : data.shape();
     OP_REQUIRES(c, output.shape() == expected && grad.shape() == expected,
                 absl::InvalidArgumentError(absl::StrCat(
@@ -264,9 +273,6 @@ class GroupwiseGradOp : public PolicyKernel {
     OP_REQUIRES_OK(c, (GroupwiseBackward<Fn, T, C>(p, x.data(), y.data(), g.data(), ddof_,
                                                    out->flat<T>().data())));
   }
-
- private:
-  int64_t ddof_ = 0;
 };
 
 }  // namespace tf_scatter_ops
