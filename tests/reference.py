@@ -48,17 +48,22 @@ def _combine(op, dtype, out, upd):
         return np.where(upd < out, upd, out)
     if op == "max":
         return np.where(out < upd, upd, out)
+    if op == "mul":
+        return out * upd  # integers wrap
+    if op == "div":
+        return out / upd
     raise ValueError(op)
 
 
 def scatter(op, tensor, indices, updates, dtype, ignore=False):
-    """op in update/add/sub/min/max (tensor given) or scatter_nd (tensor = zeros)."""
+    """op in update/add/sub/min/max/mul/div (tensor given) or scatter_nd
+    (tensor = zeros)."""
     shape = tensor.shape
     depth = indices.shape[-1]
     slice_len = int(np.prod(shape[depth:], dtype=np.int64))
     out = tensor.copy().reshape(int(np.prod(shape[:depth], dtype=np.int64)), slice_len)
     upd = updates.reshape(int(np.prod(updates.shape[:indices.ndim - 1])), slice_len)
-    with np.errstate(over="ignore"):
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
         for i, slot, row in _rows(indices, shape):
             if slot is None:
                 if ignore:
@@ -85,6 +90,13 @@ def gather(params, indices, dtype, ignore=False):
     if not rows:
         return zeros(out_shape, dtype)
     return np.stack(rows).reshape(out_shape)
+
+
+def _canonical_nans(values):
+    values = np.array(values)
+    if values.dtype.kind in "fc":
+        values[np.isnan(values)] = np.nan
+    return values
 
 
 def random_values(rng, dtype, shape):
@@ -115,9 +127,13 @@ def random_indices(rng, shape, depth, outer, index_dtype, bad=0):
     return idx.reshape(tuple(outer) + (depth,)).astype(index_dtype.as_numpy_dtype)
 
 
-def assert_same(actual, expected):
-    """Bitwise equality (NaN-safe, exact for floats), shapes included."""
+def assert_same(actual, expected, nan_bits=True):
+    """Bitwise equality (NaN-safe, exact for floats), shapes included. With
+    nan_bits=False any NaN equals any NaN: the sign of the NaN a product
+    makes of two NaNs is the compiler's choice of operand order."""
     actual = actual.numpy() if hasattr(actual, "numpy") else actual
+    if not nan_bits:
+        actual, expected = _canonical_nans(actual), _canonical_nans(expected)
     actual = np.asarray(actual, dtype=object if isinstance(actual, bytes) else None)
     expected = np.asarray(expected)
     assert actual.shape == expected.shape, (actual.shape, expected.shape)

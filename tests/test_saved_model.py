@@ -29,6 +29,8 @@ class AllOps(tf.Module):
             "sub": tso.tensor_scatter_nd_sub(t, i, u),
             "min": tso.tensor_scatter_nd_min(t, i, u),
             "max": tso.tensor_scatter_nd_max(t, i, u),
+            "mul": tso.tensor_scatter_nd_mul(t, i, u),
+            "div": tso.tensor_scatter_nd_div(t, i, u),
             "gather_nd": tso.gather_nd(t, i),
             "ignore": tso.tensor_scatter_nd_add(t, i + 100, u, bad_indices_policy="IGNORE"),
         }

@@ -12,7 +12,9 @@ Keras layer. `scatter_nd_update/add/sub/min/max` update variables in place.
 `scatter_*` and `sparse_read` methods and the segment family (`tf.math.unsorted_segment_*`,
 `tf.math.segment_*`, `tf.sparse.segment_*`, under `tf.compat.v1` too) to the
 plugin. `segment_softmax`, `_log_softmax`, `_logsumexp`, `_var` and `_std`
-are functions of each segment's rows that TensorFlow does not have.
+are functions of each segment's rows that TensorFlow does not have, as are
+`tensor_scatter_nd_mul`, `_div` and `_mean` (and `include_self=False` for
+add, mul, min, max and mean, PyTorch's scatter_reduce's).
 `gpu_status()` says whether the GPU kernels run here and why.
 """
 
@@ -37,8 +39,11 @@ from tf_scatter_ops.ops import (
     scatter_nd,
     tensor_scatter_add,
     tensor_scatter_nd_add,
+    tensor_scatter_nd_div,
     tensor_scatter_nd_max,
+    tensor_scatter_nd_mean,
     tensor_scatter_nd_min,
+    tensor_scatter_nd_mul,
     tensor_scatter_nd_sub,
     tensor_scatter_nd_update,
     tensor_scatter_sub,
@@ -126,8 +131,11 @@ __all__ = [
     "stock_ops",
     "tensor_scatter_add",
     "tensor_scatter_nd_add",
+    "tensor_scatter_nd_div",
     "tensor_scatter_nd_max",
+    "tensor_scatter_nd_mean",
     "tensor_scatter_nd_min",
+    "tensor_scatter_nd_mul",
     "tensor_scatter_nd_sub",
     "tensor_scatter_nd_update",
     "tensor_scatter_sub",

@@ -140,6 +140,8 @@ def raw_op(op, xla_ours=True):
     """The op function to call for `op` here: ours, or TensorFlow's
     (lowering())."""
     if lowering(xla_ours):
+        if _table.BY_PY[op].tf is None:  # no such op in TensorFlow: of its ops
+            return functools.partial(_stock_forms.scatter_product, op)
         return functools.partial(_lowered, op, getattr(tf.raw_ops, _table.BY_PY[op].tf))
     return library_op(_table.BY_PY[op].op)
 

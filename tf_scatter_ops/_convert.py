@@ -111,11 +111,13 @@ def indices(value):
     return value
 
 
-def check_dtype(op, dtype):
+def check_dtype(op, dtype, shown=None):
+    """ValueError unless `op` takes `dtype` (`shown`: the function named in
+    the message, when it is made of `op`)."""
     if dtype not in DTYPE_SETS[op]:
         names = ", ".join(d.name for d in DTYPES[op])
         raise ValueError(
-            f"{op} does not support dtype {dtype.name}; supported: {names}")
+            f"{shown or op} does not support dtype {dtype.name}; supported: {names}")
 
 
 def static_int(value):

@@ -13,7 +13,9 @@ built-in ops and tf2onnx all take, so that one export serves all three.
 - tensor_scatter_nd_sub: TensorScatterAdd of the negated updates (bitwise
   the same: x - u is x + (-u)); unsigned dtypes keep TensorScatterSub.
 - tensor_scatter_nd_min/max: UnsortedSegmentMin/Max of the updates per
-  flattened index row, combined with the rows they touch.
+  flattened index row, combined with the rows they touch; _mul/_div (no
+  TensorFlow op) likewise with UnsortedSegmentProd, also under XLA where
+  our kernels do not apply.
 - segment_*: UnsortedSegment* over the last id + 1 segments (gaps 0, as
   TensorFlow's sorted kernels give them), mean as the sum over the row count
   (truncated for integers); ids that are not sorted or negative fail an
@@ -309,6 +311,34 @@ def _scatter_min_max(op, tensor, indices, updates, rows):
                               rows, "IGNORE", op)
     combine = tf.minimum if op == "tensor_scatter_nd_min" else tf.maximum
     return _select_rows(count > 0, combine(tensor, extreme), tensor)
+
+
+def scatter_product(op, bad_indices_policy="", **inputs):
+    """tensor_scatter_nd_mul / _div, which TensorFlow has no op for, of its
+    ops (under XLA where ours do not apply, and in stock_ops()): the
+    updates' product per flattened index row (UnsortedSegmentProd: 1 where
+    none), times or into the tensor. Rounding differs from ours (the
+    product first, not each update in index order). Bad rows fail an Assert
+    under the default policy (XLA drops them), are dropped under IGNORE."""
+    tensor, updates = inputs["tensor"], inputs["updates"]
+    indices = wide(inputs["indices"])
+    depth = indices.shape[-1] if indices.shape.rank is not None else None
+    if depth is None:
+        raise ValueError(f"{op} with TensorFlow's ops needs indices whose last dimension "
+                         f"(the index depth) is known when traced; got {indices.shape}")
+    shape = tf.shape(tensor, out_type=indices.dtype)
+    dtype = _flat_index_dtype(indices, shape, depth)
+    indices, dims = tf.cast(indices, dtype), tf.cast(shape[:depth], dtype)
+    rows = tf.reduce_prod(dims)
+    ids = (_linear(indices, dims, depth, rows) if depth
+           else tf.zeros(tf.shape(indices)[:-1], dtype))
+    flat_shape = tf.concat([rows[None], tf.cast(shape[depth:], dtype)], 0)
+    values = tf.reshape(updates, tf.concat([[-1], tf.cast(shape[depth:], tf.int32)], 0))
+    product = _unsorted_segment("unsorted_segment_prod", values, tf.reshape(ids, [-1]), rows,
+                                bad_indices_policy, op)
+    tensor = tf.reshape(tensor, flat_shape)
+    out = tensor * product if op == "tensor_scatter_nd_mul" else tensor / product
+    return tf.reshape(out, shape)
 
 
 def _lowered_scatter(op, theirs, inputs, dims, lowered):

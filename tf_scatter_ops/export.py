@@ -171,6 +171,13 @@ class _Rewriter:
             def body(data, ids, num_segments):
                 return groupwise.composed(py, data, ids, num_segments, ddof, policy)
             return body
+        if op_type in _OURS and _OURS[op_type].tf is None:  # mul, div: no TensorFlow op
+            py = _OURS[op_type].py
+
+            def body(tensor, indices, updates):
+                return _stock_forms.scatter_product(py, policy, tensor=tensor, indices=indices,
+                                                    updates=updates)
+            return body
         if op_type in _OURS:
             row = _OURS[op_type]
             theirs = getattr(tf.raw_ops, row.tf)

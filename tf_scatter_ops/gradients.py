@@ -75,6 +75,40 @@ def _min_max_grad(op, grad):
     return [share * tensor_ind, None, _gather(share, indices, policy) * update_ind]
 
 
+def _mul_grad(op, grad):
+    """out = tensor * P, P the product of a slot's updates. The tensor gets
+    grad * P; an update grad * tensor * the product of its slot's other
+    updates, exact with zeros (as segment_prod's rule: with one zero update
+    in a slot only that one gets gradient, with two none)."""
+    tensor, indices, updates = op.inputs
+    policy = _policy(op)
+    ones = tf.ones_like(tensor)
+    product = ops.tensor_scatter_nd_mul(ones, indices, updates, bad_indices_policy=policy)
+    is_zero = tf.equal(updates, tf.zeros_like(updates))
+    zeros = ops.tensor_scatter_nd_add(tf.zeros_like(tensor, tf.int32), indices,
+                                      tf.cast(is_zero, tf.int32), bad_indices_policy=policy)
+    non_zero = ops.tensor_scatter_nd_mul(ones, indices, tf.where(is_zero, tf.ones_like(updates),
+                                                                 updates),
+                                         bad_indices_policy=policy)
+    slot_zeros = _gather(zeros, indices, policy)
+    slot_non_zero = _gather(non_zero, indices, policy)
+    safe = tf.where(is_zero, tf.ones_like(updates), updates)
+    others = tf.where(is_zero, tf.where(tf.equal(slot_zeros, 1), slot_non_zero,
+                                        tf.zeros_like(updates)),
+                      tf.where(tf.equal(slot_zeros, 0), slot_non_zero / safe,
+                               tf.zeros_like(updates)))
+    return [grad * product, None, _gather(grad * tensor, indices, policy) * others]
+
+
+def _div_grad(op, grad):
+    """out = tensor / P: the tensor gets grad / P, an update -grad * out / u."""
+    tensor, indices, updates = op.inputs
+    policy = _policy(op)
+    product = ops.tensor_scatter_nd_mul(tf.ones_like(tensor), indices, updates,
+                                        bad_indices_policy=policy)
+    return [grad / product, None, -_gather(grad * op.outputs[0], indices, policy) / updates]
+
+
 def _gather_nd_params_grad(grad, indices, shape, policy):
     """The gradient of a gather_nd from params of `shape` (int64).
 
@@ -231,6 +265,8 @@ _RULES = {
     "sub": _sub_grad,
     "update": _update_grad,
     "min_max": _min_max_grad,
+    "mul": _mul_grad,
+    "div": _div_grad,
     "gather_nd": _gather_nd_grad,
     "segment_sum": _segment_sum_grad,
     "segment_min_max": _segment_min_max_grad,

@@ -24,14 +24,14 @@ from tf_scatter_ops._tf_private import EagerTensor as _EagerTensor
 from tf_scatter_ops._tf_private import array_ops as _array_ops
 
 
-def _tensor_scatter(op, tensor, indices, updates, bad_indices_policy, name):
+def _tensor_scatter(op, tensor, indices, updates, bad_indices_policy, name, include_self=True):
     # Tiny eager calls are dominated by Python: go straight to the op when the
     # inputs are eager tensors of valid dtypes (the kernel checks the rest)
     # and we execute eagerly: a function being traced can capture eager
     # tensors, and there the op needs library_op's node name and traceback,
     # or XLA's lowering.
     if (type(tensor) is _EagerTensor and type(indices) is _EagerTensor
-            and type(updates) is _EagerTensor and bad_indices_policy == ""
+            and type(updates) is _EagerTensor and bad_indices_policy == "" and include_self is True
             and tf.executing_eagerly() and not _calls.emitting_stock()):
         dtype = tensor._datatype_enum()
         if (dtype in _convert.ENUM_SETS[op] and indices._datatype_enum() in _convert.INDEX_ENUMS
@@ -43,11 +43,40 @@ def _tensor_scatter(op, tensor, indices, updates, bad_indices_policy, name):
         _convert.check_dtype(op, tensor.dtype)
         indices = _convert.indices(indices)
         updates = _convert.tensor(updates, dtype=tensor.dtype, name="updates")
+        if not _check_include_self(include_self):
+            tensor = _exclude_self(op, tensor, indices, updates, policy)
         out = _calls.raw_op(op)(tensor=tensor, indices=indices, updates=updates,
                                 bad_indices_policy=policy)
         if in_xla_context() and out.op.type.startswith("TfScatter>"):
             xla_sites.mark_scatter(out, tensor)
         return out
+
+
+def _check_include_self(include_self):
+    if not isinstance(include_self, bool):
+        raise ValueError(f"include_self must be a Python bool, got {include_self!r}")
+    return include_self
+
+
+def _identity(op, dtype):
+    """The value a reduction starts from: 0 for add, 1 for mul, the
+    highest (lowest) value for min (max): +-inf for floats."""
+    if op.endswith("_add"):
+        return tf.zeros([], dtype)
+    if op.endswith("_mul"):
+        return tf.ones([], dtype)
+    is_min = op.endswith("_min")
+    if dtype.is_floating:
+        return tf.constant(float("inf") if is_min else float("-inf"), dtype)
+    return tf.constant(dtype.max if is_min else dtype.min, dtype)
+
+
+def _exclude_self(op, tensor, indices, updates, policy):
+    """include_self=False (PyTorch's scatter_reduce): `tensor` with the
+    reduction's identity at the slots the updates reach, so that only the
+    updates reduce there; other slots keep their value."""
+    fill = tf.fill(tf.shape(updates), _identity(op, tensor.dtype))
+    return tensor_scatter_nd_update(tensor, indices, fill, bad_indices_policy=policy)
 
 
 @public
@@ -78,6 +107,12 @@ def scatter_nd(indices, updates, shape, bad_indices_policy="", name=None):
                                                      bad_indices_policy=policy)
 
 
+# The reductions that take include_self (PyTorch's scatter_reduce's): with
+# include_self=False the tensor's value at a slot the updates reach is left
+# out of the reduction there.
+_REDUCES_SELF = ("add", "mul", "min", "max")
+
+
 def _tensor_scatter_function(op, doc):
     """One public tensor_scatter_nd_* function with TensorFlow's signature:
     (tensor, indices, updates, bad_indices_policy="", name=None), except
@@ -86,6 +121,10 @@ def _tensor_scatter_function(op, doc):
     if op == "tensor_scatter_nd_update":
         def f(tensor, indices, updates, name=None, bad_indices_policy=""):
             return _tensor_scatter(op, tensor, indices, updates, bad_indices_policy, name)
+    elif op.rsplit("_", 1)[1] in _REDUCES_SELF:
+        def f(tensor, indices, updates, bad_indices_policy="", name=None, include_self=True):
+            return _tensor_scatter(op, tensor, indices, updates, bad_indices_policy, name,
+                                   include_self)
     else:
         def f(tensor, indices, updates, bad_indices_policy="", name=None):
             return _tensor_scatter(op, tensor, indices, updates, bad_indices_policy, name)
@@ -111,6 +150,41 @@ tensor_scatter_nd_min = _tensor_scatter_function(
 tensor_scatter_nd_max = _tensor_scatter_function(
     "tensor_scatter_nd_max",
     "Elementwise maximum of `tensor` and the updates at `indices`.")
+tensor_scatter_nd_mul = _tensor_scatter_function(
+    "tensor_scatter_nd_mul",
+    """Copy of `tensor` multiplied by the updates at `indices`, in index order
+    (integers wrap). TensorFlow has no such op (JAX: `.at[].multiply`).
+    The gradient is exact where updates are zero.""")
+tensor_scatter_nd_div = _tensor_scatter_function(
+    "tensor_scatter_nd_div",
+    """Copy of `tensor` divided by each update at `indices`, in index order;
+    floating dtypes (TensorFlow's `/` makes floats of integers too; cast
+    first). TensorFlow has no such op (JAX: `.at[].divide`).""")
+
+
+@public
+def tensor_scatter_nd_mean(tensor, indices, updates, include_self=True, bad_indices_policy="",
+                           name=None):
+    """Copy of `tensor` where each slot the updates reach holds the mean of
+    its updates and, with include_self (PyTorch's scatter_reduce "mean"),
+    its own value; other slots keep theirs. Integers divide with truncation
+    (as segment_mean). A sum, a count and a division of the plugin's ops."""
+    _check_include_self(include_self)
+    policy = _convert.check_policy(bad_indices_policy)
+    with _convert.scope(name or "tensor_scatter_nd_mean"):
+        tensor = _convert.tensor(tensor, name="tensor")
+        _convert.check_dtype("tensor_scatter_nd_add", tensor.dtype, "tensor_scatter_nd_mean")
+        indices = _convert.indices(indices)
+        updates = _convert.tensor(updates, dtype=tensor.dtype, name="updates")
+        sums = tensor_scatter_nd_add(tensor, indices, updates, bad_indices_policy=policy,
+                                     include_self=include_self)
+        depth = tf.shape(indices)[-1]
+        rows = tf.ones(tf.shape(indices)[:-1], tf.int32)
+        count = scatter_nd(indices, rows, tf.shape(tensor)[:depth], bad_indices_policy=policy)
+        count = tf.reshape(count + int(include_self), tf.concat(
+            [tf.shape(count), tf.ones([tf.rank(tensor) - depth], tf.int32)], 0))
+        count = tf.cast(tf.maximum(count, 1), tensor.dtype)  # untouched slots: x / 1
+        return tf.truncatediv(sums, count) if tensor.dtype.is_integer else sums / count
 
 
 def _batch_indices(params, indices, batch_dims):

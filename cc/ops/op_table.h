@@ -27,7 +27,9 @@
 //             on a GPU the same without string
 //   VARIABLE  the stateful ops' base name: Resource<VARIABLE> (resource
 //             variables) and <VARIABLE> (ref variables) for a scatter,
-//             <VARIABLE> for a gather; `none` for no variable op
+//             <VARIABLE> for a gather; `none` for no variable op (then the
+//             wrappers under XLA where ours do not apply compose the op of
+//             TensorFlow's, as for TF `none`)
 //   GRADIENT  the gradient rule (tf_scatter_ops/gradients.py)
 //   TF        TensorFlow's op of the same meaning (under XLA where ours do not
 //             apply, and for parity tests), or `none` (then the wrapper builds
@@ -47,6 +49,8 @@
 #define TFSO_OP_TensorScatterSub(X)    X(TensorScatterSub, tensor_scatter_nd_sub, TensorScatter, SubOp, ADD, ScatterNdSub, sub, TensorScatterSub, tensor_scatter_sub)
 #define TFSO_OP_TensorScatterMin(X)    X(TensorScatterMin, tensor_scatter_nd_min, TensorScatter, MinOp, MINMAX, ScatterNdMin, min_max, TensorScatterMin, none)
 #define TFSO_OP_TensorScatterMax(X)    X(TensorScatterMax, tensor_scatter_nd_max, TensorScatter, MaxOp, MINMAX, ScatterNdMax, min_max, TensorScatterMax, none)
+#define TFSO_OP_TensorScatterMul(X)    X(TensorScatterMul, tensor_scatter_nd_mul, TensorScatter, MulOp, MINMAX, none, mul, none, none)
+#define TFSO_OP_TensorScatterDiv(X)    X(TensorScatterDiv, tensor_scatter_nd_div, TensorScatter, DivOp, FLOAT, none, div, none, none)
 #define TFSO_OP_GatherNd(X)            X(GatherNd, gather_nd, GatherNd, AssignOp, ALL, ResourceGatherNd, gather_nd, GatherNd, none)
 #define TFSO_OP_UnsortedSegmentSum(X)  X(UnsortedSegmentSum, unsorted_segment_sum, UnsortedSegment, AddOp, ADD, none, segment_sum, UnsortedSegmentSum, none)
 #define TFSO_OP_UnsortedSegmentProd(X) X(UnsortedSegmentProd, unsorted_segment_prod, UnsortedSegment, MulOp, ADD, none, segment_prod, UnsortedSegmentProd, none)
@@ -74,6 +78,8 @@
   TFSO_OP_TensorScatterSub(X)     \
   TFSO_OP_TensorScatterMin(X)     \
   TFSO_OP_TensorScatterMax(X)     \
+  TFSO_OP_TensorScatterMul(X)     \
+  TFSO_OP_TensorScatterDiv(X)     \
   TFSO_OP_GatherNd(X)             \
   TFSO_OP_UnsortedSegmentSum(X)   \
   TFSO_OP_UnsortedSegmentProd(X)  \

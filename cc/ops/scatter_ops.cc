@@ -335,7 +335,17 @@ Status GroupwiseGradShape(InferenceContext* c) {
 // TensorFlow 1.x ref variables), and row reads straight from a variable.
 #define TFSO_VARIABLE_DEF_ScatterNd(VARIABLE, DTYPES)
 
-#define TFSO_VARIABLE_DEF_TensorScatter(VARIABLE, DTYPES)   \
+// A tensor scatter's variable ops, unless its VARIABLE is `none`.
+#define TFSO_PROBE_none ~, 1
+#define TFSO_SECOND(a, b, ...) b
+#define TFSO_IS_NONE_(...) TFSO_SECOND(__VA_ARGS__, 0, )
+#define TFSO_IS_NONE(x) TFSO_IS_NONE_(TFSO_PROBE_##x)
+#define TFSO_CAT_(a, b) a##b
+#define TFSO_CAT(a, b) TFSO_CAT_(a, b)
+#define TFSO_VARIABLE_DEF_TensorScatter(VARIABLE, DTYPES) \
+  TFSO_CAT(TFSO_SCATTER_VARIABLE_DEF_, TFSO_IS_NONE(VARIABLE))(VARIABLE, DTYPES)
+#define TFSO_SCATTER_VARIABLE_DEF_1(VARIABLE, DTYPES)
+#define TFSO_SCATTER_VARIABLE_DEF_0(VARIABLE, DTYPES)       \
   REGISTER_OP("TfScatter>Resource" #VARIABLE)               \
       .Input("ref: resource")                               \
       .Input("indices: Tindices")                           \

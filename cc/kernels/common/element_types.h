@@ -108,10 +108,12 @@ TFSO_HD BF16 ToBF16(float f) {
 TFSO_HD F16& operator+=(F16& a, F16 b) { return a = ToF16(ToFloat(a) + ToFloat(b)); }
 TFSO_HD F16& operator-=(F16& a, F16 b) { return a = ToF16(ToFloat(a) - ToFloat(b)); }
 TFSO_HD F16& operator*=(F16& a, F16 b) { return a = ToF16(ToFloat(a) * ToFloat(b)); }
+TFSO_HD F16& operator/=(F16& a, F16 b) { return a = ToF16(ToFloat(a) / ToFloat(b)); }
 TFSO_HD bool operator<(F16 a, F16 b) { return ToFloat(a) < ToFloat(b); }
 TFSO_HD BF16& operator+=(BF16& a, BF16 b) { return a = ToBF16(ToFloat(a) + ToFloat(b)); }
 TFSO_HD BF16& operator-=(BF16& a, BF16 b) { return a = ToBF16(ToFloat(a) - ToFloat(b)); }
 TFSO_HD BF16& operator*=(BF16& a, BF16 b) { return a = ToBF16(ToFloat(a) * ToFloat(b)); }
+TFSO_HD BF16& operator/=(BF16& a, BF16 b) { return a = ToBF16(ToFloat(a) / ToFloat(b)); }
 TFSO_HD bool operator<(BF16 a, BF16 b) { return ToFloat(a) < ToFloat(b); }
 
 template <typename R>

@@ -104,6 +104,20 @@ struct MulOp {
   }
 };
 
+// tensor_scatter_nd_div: the output divided by each update in index order
+// (floating dtypes only: an integer division by zero would trap).
+struct DivOp {
+  template <typename T>
+  static TFSO_HD void Apply(T& out, const T& upd) {
+    if constexpr (std::is_arithmetic<T>::value) {
+      static_assert(!std::is_integral<T>::value, "DivOp divides floating types only");
+      out = static_cast<T>(out / upd);
+    } else {
+      out /= upd;  // Eigen half/bfloat16, the CUDA core's 16-bit types
+    }
+  }
+};
+
 // The segment reductions' min/max keep TensorFlow's segment kernels' NaN
 // behaviour, which differs from its scatters': a NaN update replaces the
 // output, and the next number replaces a NaN output (measured on TF 2.21's

@@ -99,6 +99,7 @@ void RegisterOn(const char* device, bool gpu) {
     Register<ScatterNdOp<Backend, T>, T>(device, op, "T", gpu ? H{"shape"} : H{});
   } else if constexpr (Row::kKind == Kind::kTensorScatter) {
     Register<TensorScatterOp<Backend, T, Op>, T>(device, op, "T");
+    if (variable == "none") return;
     Register<ResourceScatterOp<Backend, T, Op>, T>(device, "Resource" + variable, "T",
                                                    gpu ? H{"ref"} : H{});
     Register<RefScatterOp<Backend, T, Op>, T>(device, variable, "T");

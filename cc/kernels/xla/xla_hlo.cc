@@ -198,6 +198,8 @@ absl::StatusOr<XlaOp> HloScatter(Combine combine, XlaOp target, XlaOp indices,
     case Combine::kSub: root = xla::Sub(x, y); break;
     case Combine::kMin: root = xla::Min(x, y); break;
     case Combine::kMax: root = xla::Max(x, y); break;
+    case Combine::kMul: root = xla::Mul(x, y); break;
+    case Combine::kDiv: root = xla::Div(x, y); break;
   }
   TF_ASSIGN_OR_RETURN(const xla::XlaComputation computation, sub->Build(root));
   return xla::Scatter(target, WideIndices(indices, is), updates, computation, dn);

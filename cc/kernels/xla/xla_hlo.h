@@ -21,7 +21,7 @@
 namespace tf_scatter_ops {
 
 // How a scatter combines the value it finds with an update.
-enum class Combine { kUpdate, kAdd, kSub, kMin, kMax };
+enum class Combine { kUpdate, kAdd, kSub, kMin, kMax, kMul, kDiv };
 
 // `target` with `updates` combined in at `indices` (bad rows dropped).
 absl::StatusOr<xla::XlaOp> HloScatter(Combine combine, xla::XlaOp target,

@@ -82,6 +82,8 @@ constexpr Combine CombineFor() {
   if (std::is_same<Op, SubOp>::value) return Combine::kSub;
   if (std::is_same<Op, MinOp>::value) return Combine::kMin;
   if (std::is_same<Op, MaxOp>::value) return Combine::kMax;
+  if (std::is_same<Op, MulOp>::value) return Combine::kMul;
+  if (std::is_same<Op, DivOp>::value) return Combine::kDiv;
   return Combine::kAdd;
 }
 
