@@ -20,7 +20,7 @@ import numpy as np
 import tensorflow as tf
 
 import tf_scatter_ops as tso
-from benchmarks.harness import interleaved_ms, machine
+from benchmarks.harness import forward_backward, interleaved_ms, machine
 
 
 def _workloads(quick):
@@ -57,15 +57,6 @@ def _tensorflow(op, x, ids, num):
     return tf.exp(shifted) / tf.gather(total, ids)
 
 
-def _forward_backward(f):
-    def step(x, ids):
-        with tf.GradientTape() as tape:
-            tape.watch(x)
-            y = f(x, ids)
-        return tape.gradient(y, x, output_gradients=tf.ones_like(y))
-    return step
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="sizes / 8, few rounds")
@@ -79,7 +70,7 @@ def main():
     for name, op, x, ids, num in _workloads(args.quick):
         ours = lambda a, b, op=op, num=num: getattr(tso, op)(a, b, num)  # noqa: E731
         theirs = lambda a, b, op=op, num=num: _tensorflow(op, a, b, num)  # noqa: E731
-        for label, wrap in (("forward", lambda f: f), ("+ grad", _forward_backward)):
+        for label, wrap in (("forward", lambda f: f), ("+ grad", forward_backward)):
             fns = {"plugin": tf.function(wrap(ours)), "TF ops": tf.function(wrap(theirs)),
                    "XLA": tf.function(wrap(theirs), jit_compile=True)}
             # (gradients of std in segments of near-equal rows differ by float cancellation)

@@ -138,6 +138,20 @@ def interleaved_ms(fns, args=(), rounds=7, calls=10):
     return {k: statistics.median(v) for k, v in times.items()}
 
 
+def forward_backward(f, wrt=(0,)):
+    """A step that calls f(*args) and returns the gradients with respect to
+    the arguments at positions `wrt` (one tensor for one position) for an
+    output gradient of ones: a training step's forward and backward."""
+    def step(*args):
+        sources = [args[i] for i in wrt]
+        with tf.GradientTape() as tape:
+            tape.watch(sources)
+            y = f(*args)
+        grads = tape.gradient(y, sources, output_gradients=tf.ones_like(y))
+        return grads[0] if len(grads) == 1 else grads
+    return step
+
+
 def time_workload(w, impls, args, rounds, tick, burst=3):
     """Each round runs every implementation `burst` times in a row, the order
     rotating from round to round. Returns, per implementation, the median of

@@ -14,7 +14,8 @@ every fence needs a language this file knows:
   hour): `make X` must be a target of Makefile or mk/*.mk, `python -m
   benchmarks.bench ARGS` must parse with the benchmark's own argparse,
   `python -m tf_scatter_ops.export` must have SRC, DST and its own options,
-  `python -m benchmarks.export` and `benchmarks.groupwise` take only --quick,
+  `python -m benchmarks.export`, `benchmarks.groupwise` and
+  `benchmarks.reductions` take only --quick,
   `pip` and `bazel` lines must name files, packages and configs that exist,
   a script must exist and be executable (and its flags appear in it).
   Anything else fails: teach this file the new command.
@@ -385,7 +386,8 @@ def check_command(argv, targets, bench_argvs):
                     positional.append(a)
             if len(positional) != 2 and not {"-h", "--help"} & set(args):
                 problems.append("tf_scatter_ops.export takes SRC and DST")
-        elif args[:2] in (["-m", "benchmarks.export"], ["-m", "benchmarks.groupwise"]):
+        elif args[:2] in (["-m", "benchmarks.export"], ["-m", "benchmarks.groupwise"],
+                          ["-m", "benchmarks.reductions"]):
             if [a for a in args[2:] if a != "--quick"]:
                 problems.append(f"{args[1]} takes only --quick")
         elif args[:2] == ["-m", "examples.demo"]:
