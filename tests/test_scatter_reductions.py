@@ -184,10 +184,13 @@ def _op_types(f, *args):
 
 @pytest.mark.parametrize("op", ["mul", "div", "mean"])
 @pytest.mark.parametrize("policy", ["", "IGNORE"])
-def test_xla_and_stock_ops(op, policy):
-    """jit_compile=True (our XLA kernels), the TensorFlow-op form XLA gets
-    where ours do not apply, and stock_ops() (no TfScatter> op): the same
-    values and gradients, up to the order of the products."""
+@pytest.mark.parametrize("xla_path", ["ours", "xla"])
+def test_xla_and_stock_ops(op, policy, xla_path, monkeypatch):
+    """jit_compile=True (our XLA kernels' custom call, or the XLA scatter
+    they emit for small calls: TF_SCATTER_OPS_XLA), the TensorFlow-op form
+    XLA gets where ours do not apply, and stock_ops() (no TfScatter> op):
+    the same values and gradients, up to the order of the products."""
+    monkeypatch.setenv("TF_SCATTER_OPS_XLA", xla_path)
     rng = np.random.default_rng(9)
     tensor = tf.constant(rng.uniform(0.5, 2.0, (50, 4)), tf.float32)
     idx = tf.constant(rng.integers(0, 50 + (policy == "IGNORE") * 5, (200, 1)), tf.int32)
