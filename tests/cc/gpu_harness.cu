@@ -1161,6 +1161,8 @@ int main(int argc, char** argv) {
   auto sub = SCATTER(SubOp, "sub", Init::kCopy);
   auto mn = SCATTER(MinOp, "min", Init::kCopy);
   auto mx = SCATTER(MaxOp, "max", Init::kCopy);
+  auto mul = SCATTER(MulOp, "mul", Init::kCopy);
+  auto div = SCATTER(DivOp, "div", Init::kCopy);
   auto snd = SCATTER(AddOp, "scatter_nd", Init::kZero);
 #undef SCATTER
 #define CALL(f, T, NAME) f(T{}, NAME);
@@ -1171,8 +1173,11 @@ int main(int argc, char** argv) {
   CALL(add, g::dtype_##name, #name) CALL(sub, g::dtype_##name, #name) CALL(snd, g::dtype_##name, #name)
   TFSO_ADD_DTYPES(ADD, )
   CALL(snd, bool, "bool")
-#define MINMAX(unused, name) CALL(mn, g::dtype_##name, #name) CALL(mx, g::dtype_##name, #name)
+#define MINMAX(unused, name) \
+  CALL(mn, g::dtype_##name, #name) CALL(mx, g::dtype_##name, #name) CALL(mul, g::dtype_##name, #name)
   TFSO_MINMAX_DTYPES(MINMAX, )
+#define DIV(unused, name) CALL(div, g::dtype_##name, #name)
+  TFSO_FLOAT_DTYPES(DIV, )
   const int64_t random_cases = cases_run;
 
   const int64_t big = quick ? 50000 : 400000;
