@@ -50,6 +50,13 @@ from tf_scatter_ops.ops import (
     tensor_scatter_update,
     xla_uses_our_kernels,
 )
+from tf_scatter_ops.csr import (
+    segment_max_csr,
+    segment_mean_csr,
+    segment_min_csr,
+    segment_prod_csr,
+    segment_sum_csr,
+)
 from tf_scatter_ops.groupwise import (
     segment_log_softmax,
     segment_logsumexp,
@@ -118,12 +125,17 @@ __all__ = [
     "segment_log_softmax",
     "segment_logsumexp",
     "segment_max",
+    "segment_max_csr",
     "segment_mean",
+    "segment_mean_csr",
     "segment_min",
+    "segment_min_csr",
     "segment_prod",
+    "segment_prod_csr",
     "segment_softmax",
     "segment_std",
     "segment_sum",
+    "segment_sum_csr",
     "segment_var",
     "sparse_segment_mean",
     "sparse_segment_sqrt_n",
