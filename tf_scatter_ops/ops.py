@@ -163,8 +163,8 @@ tensor_scatter_nd_div = _tensor_scatter_function(
 
 
 @public
-def tensor_scatter_nd_mean(tensor, indices, updates, include_self=True, bad_indices_policy="",
-                           name=None):
+def tensor_scatter_nd_mean(tensor, indices, updates, bad_indices_policy="", name=None,
+                           include_self=True):
     """Copy of `tensor` where each slot the updates reach holds the mean of
     its updates and, with include_self (PyTorch's scatter_reduce "mean"),
     its own value; other slots keep theirs. Integers divide with truncation
