@@ -27,13 +27,12 @@
 //             on a GPU the same without string
 //   VARIABLE  the stateful ops' base name: Resource<VARIABLE> (resource
 //             variables) and <VARIABLE> (ref variables) for a scatter,
-//             <VARIABLE> for a gather; `none` for no variable op (then the
-//             wrappers under XLA where ours do not apply compose the op of
-//             TensorFlow's, as for TF `none`)
+//             <VARIABLE> for a gather; `none` for no variable op
 //   GRADIENT  the gradient rule (tf_scatter_ops/gradients.py)
 //   TF        TensorFlow's op of the same meaning (under XLA where ours do not
 //             apply, and for parity tests), or `none` (then the wrapper builds
-//             the function from TensorFlow's ops there)
+//             the function from TensorFlow's ops there: a tensor
+//             scatter's in _stock_forms.scatter_product)
 //   ALIAS     TensorFlow's second Python name for it, or `none`
 //
 // Adding an op: a row here, its reducer in common/reducers.h if it is new,
