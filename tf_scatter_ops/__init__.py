@@ -12,9 +12,10 @@ Keras layer. `scatter_nd_update/add/sub/min/max` update variables in place.
 `scatter_*` and `sparse_read` methods and the segment family (`tf.math.unsorted_segment_*`,
 `tf.math.segment_*`, `tf.sparse.segment_*`, under `tf.compat.v1` too) to the
 plugin. `segment_softmax`, `_log_softmax`, `_logsumexp`, `_var` and `_std`
-are functions of each segment's rows that TensorFlow does not have, as are
-`tensor_scatter_nd_mul`, `_div` and `_mean` (and `include_self=False` for
-add, mul, min, max and mean, PyTorch's scatter_reduce's).
+are functions of each segment's rows that TensorFlow does not have; nor
+has it `tensor_scatter_nd_mul`, `_div` and `_mean`, `include_self=False`
+(PyTorch's scatter_reduce's, for add, mul, min, max and mean) or the
+`segment_*_csr` reductions of CSR rows (offsets, or a RaggedTensor's rows).
 `gpu_status()` says whether the GPU kernels run here and why.
 """
 
