@@ -6,13 +6,15 @@ import pytest
 import tensorflow as tf
 
 import tf_scatter_ops as tso
+from tf_scatter_ops import _table
 from tf_scatter_ops.ops import DTYPES, INDEX_DTYPES
 import reference as ref
 
 # TensorFlow 2.21 has CPU kernels for exactly our value dtypes
 # (shared/tf-behaviour.md 1.2); only its index dtypes are fewer.
 TF_DTYPES = DTYPES
-SCATTERS = [op for op in TF_DTYPES if op.startswith("tensor_")]
+# (tensor_scatter_nd_mul and _div: TensorFlow has none; test_scatter_reductions.py)
+SCATTERS = [op for op in TF_DTYPES if op.startswith("tensor_") and _table.BY_PY[op].tf]
 
 # (shape, outer dims of indices, depth): small cases and ones large enough for
 # the block-parallel path (many rows) and the column-parallel path (long slices):
