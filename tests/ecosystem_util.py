@@ -1,4 +1,5 @@
-"""Helpers for the ecosystem tests: fresh Python processes, free ports."""
+"""Helpers for the ecosystem tests: fresh Python processes, free ports, the
+op types of a traced function."""
 
 import os
 import signal
@@ -67,3 +68,13 @@ def free_ports(n):
     finally:
         for s in socks:
             s.close()
+
+
+def traced_op_types(f, *args):
+    """The op types of tf.function `f` traced for `args`, its inner
+    functions' (gradients, control flow) included."""
+    graph = f.get_concrete_function(*args).graph
+    types = {op.type for op in graph.get_operations()}
+    for fdef in graph.as_graph_def().library.function:
+        types |= {node.op for node in fdef.node_def}
+    return types

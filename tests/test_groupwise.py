@@ -22,6 +22,7 @@ import tensorflow as tf
 
 import tf_scatter_ops as tso
 from tf_scatter_ops import _calls, groupwise
+from ecosystem_util import traced_op_types
 
 OPS = ("segment_softmax", "segment_log_softmax", "segment_logsumexp", "segment_var",
        "segment_std")
@@ -254,14 +255,6 @@ def test_second_order(op):
     np.testing.assert_allclose(results[0], results[1], rtol=1e-9, atol=1e-12)
 
 
-def _op_types(f, *args):
-    graph = f.get_concrete_function(*args).graph
-    types = {op.type for op in graph.get_operations()}
-    for fdef in graph.as_graph_def().library.function:
-        types |= {node.op for node in fdef.node_def}
-    return types
-
-
 @pytest.mark.parametrize("op", OPS)
 def test_xla_and_stock_ops(op):
     """Under jit_compile=True and inside stock_ops() the functions are
@@ -286,7 +279,7 @@ def test_xla_and_stock_ops(op):
     np.testing.assert_allclose(g.numpy(), ours_grad, rtol=1e-4, atol=1e-5)
     with _calls.stock_ops():
         stock = tf.function(step)
-        assert not any(t.startswith("TfScatter>") for t in _op_types(stock, x, ids))
+        assert not any(t.startswith("TfScatter>") for t in traced_op_types(stock, x, ids))
         y, g = stock(x, ids)
     np.testing.assert_allclose(y.numpy(), want, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(g.numpy(), ours_grad, rtol=1e-4, atol=1e-5)

@@ -19,6 +19,7 @@ import tensorflow as tf
 
 import tf_scatter_ops as tso
 from tf_scatter_ops import _calls, _stock_forms
+from ecosystem_util import traced_op_types
 import reference as ref
 
 IAE = tf.errors.InvalidArgumentError
@@ -174,14 +175,6 @@ def test_second_order_of_mul():
     np.testing.assert_allclose(theoretical[0], numerical[0], rtol=1e-5, atol=1e-7)
 
 
-def _op_types(f, *args):
-    graph = f.get_concrete_function(*args).graph
-    types = {op.type for op in graph.get_operations()}
-    for fdef in graph.as_graph_def().library.function:
-        types |= {node.op for node in fdef.node_def}
-    return types
-
-
 @pytest.mark.parametrize("op", ["mul", "div", "mean"])
 @pytest.mark.parametrize("policy", ["", "IGNORE"])
 @pytest.mark.parametrize("xla_path", ["ours", "xla"])
@@ -213,7 +206,7 @@ def test_xla_and_stock_ops(op, policy, xla_path, monkeypatch):
             jit_compile=True)(tensor, upd)
     with _calls.stock_ops():
         stock = tf.function(step)
-        assert not any(t.startswith("TfScatter>") for t in _op_types(stock, tensor, upd))
+        assert not any(t.startswith("TfScatter>") for t in traced_op_types(stock, tensor, upd))
         results["stock"] = stock(tensor, upd)
     for name, got in results.items():
         for g, w in zip(tf.nest.flatten(got), want):
