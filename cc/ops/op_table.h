@@ -19,9 +19,13 @@
 //             SortedSegment, SparseSegment, or Groupwise (a function of each
 //             unsorted segment's rows, common/groupwise.h: REDUCER is the
 //             function; the row also registers its fused gradient
-//             <OP>Grad; CPU only)
+//             <OP>Grad; CPU only), ArgScatter (TensorScatter's inputs) or
+//             ArgSegment (UnsortedSegment's): two outputs, the maximum or
+//             minimum and the position of the update that holds it
+//             (common/arg_reducers.h; CPU only)
 //   REDUCER   the reduction of common/reducers.h that applies each update
-//             (Groupwise: the function, common/groupwise.h)
+//             (Groupwise: the function, common/groupwise.h; ArgScatter,
+//             ArgSegment: ArgMaxOp or ArgMinOp, common/arg_reducers.h)
 //   DTYPES    the value dtypes, a list of common/dtypes.h (ALL, ADD, MINMAX,
 //             FLOAT);
 //             on a GPU the same without string
@@ -68,6 +72,10 @@
 #define TFSO_OP_SegmentLogsumexp(X)    X(SegmentLogsumexp, segment_logsumexp, Groupwise, LogSumExpFn, FLOAT, none, groupwise, none, none)
 #define TFSO_OP_SegmentVar(X)          X(SegmentVar, segment_var, Groupwise, VarFn, FLOAT, none, groupwise, none, none)
 #define TFSO_OP_SegmentStd(X)          X(SegmentStd, segment_std, Groupwise, StdFn, FLOAT, none, groupwise, none, none)
+#define TFSO_OP_TensorScatterMaxWithArgmax(X)   X(TensorScatterMaxWithArgmax, tensor_scatter_nd_max_with_argmax, ArgScatter, ArgMaxOp, MINMAX, none, arg, none, none)
+#define TFSO_OP_TensorScatterMinWithArgmin(X)   X(TensorScatterMinWithArgmin, tensor_scatter_nd_min_with_argmin, ArgScatter, ArgMinOp, MINMAX, none, arg, none, none)
+#define TFSO_OP_UnsortedSegmentMaxWithArgmax(X) X(UnsortedSegmentMaxWithArgmax, unsorted_segment_max_with_argmax, ArgSegment, ArgMaxOp, MINMAX, none, arg, none, none)
+#define TFSO_OP_UnsortedSegmentMinWithArgmin(X) X(UnsortedSegmentMinWithArgmin, unsorted_segment_min_with_argmin, ArgSegment, ArgMinOp, MINMAX, none, arg, none, none)
 // clang-format on
 
 #define TFSO_OPS(X)               \
@@ -96,6 +104,10 @@
   TFSO_OP_SegmentLogSoftmax(X)    \
   TFSO_OP_SegmentLogsumexp(X)     \
   TFSO_OP_SegmentVar(X)           \
-  TFSO_OP_SegmentStd(X)
+  TFSO_OP_SegmentStd(X)           \
+  TFSO_OP_TensorScatterMaxWithArgmax(X) \
+  TFSO_OP_TensorScatterMinWithArgmin(X) \
+  TFSO_OP_UnsortedSegmentMaxWithArgmax(X) \
+  TFSO_OP_UnsortedSegmentMinWithArgmin(X)
 
 #endif  // TF_SCATTER_OPS_CC_KERNELS_OP_TABLE_H_

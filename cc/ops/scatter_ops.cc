@@ -229,6 +229,15 @@ Status GroupwiseGradShape(InferenceContext* c) {
   return absl::OkStatus();
 }
 
+// The arg reductions: the value (tensor_scatter_nd_*'s or
+// unsorted_segment_*'s shape) and the positions, shaped alike.
+template <Status (*kValueShape)(InferenceContext*)>
+Status WithPositionsShape(InferenceContext* c) {
+  TF_RETURN_IF_ERROR(kValueShape(c));
+  c->set_output(1, c->output(0));
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 // The op definitions of each kind of row of the op table (op_table.h):
@@ -331,6 +340,33 @@ Status GroupwiseGradShape(InferenceContext* c) {
       .Attr("bad_indices_policy: string = ''")              \
       .SetShapeFn(GroupwiseGradShape);
 
+// ArgScatter, ArgSegment: a tensor scatter's or unsorted segment op's inputs;
+// the value and the positions of the updates that hold it (int64, -1: none).
+#define TFSO_OP_DEF_ArgScatter(OP, DTYPES, REDUCER)         \
+  REGISTER_OP("TfScatter>" #OP)                             \
+      .Input("tensor: T")                                   \
+      .Input("indices: Tindices")                           \
+      .Input("updates: T")                                  \
+      .Output("output: T")                                  \
+      .Output("positions: int64")                           \
+      .Attr(TFSO_TYPES("T", TFSO_##DTYPES##_DTYPES))         \
+      .Attr(TFSO_TYPES("Tindices", TFSO_INDEX_DTYPES))       \
+      .Attr("bad_indices_policy: string = ''")              \
+      .SetShapeFn(WithPositionsShape<TensorScatterShape>);
+
+#define TFSO_OP_DEF_ArgSegment(OP, DTYPES, REDUCER)         \
+  REGISTER_OP("TfScatter>" #OP)                             \
+      .Input("data: T")                                     \
+      .Input("segment_ids: Tindices")                       \
+      .Input("num_segments: Tnumsegments")                  \
+      .Output("output: T")                                  \
+      .Output("positions: int64")                           \
+      .Attr(TFSO_TYPES("T", TFSO_##DTYPES##_DTYPES))         \
+      .Attr(TFSO_TYPES("Tindices", TFSO_INDEX_DTYPES))       \
+      .Attr("Tnumsegments: {int32, int64} = DT_INT32")      \
+      .Attr("bad_indices_policy: string = ''")              \
+      .SetShapeFn(WithPositionsShape<UnsortedSegmentShape>);
+
 // The stateful half: in-place updates of variables (resource handles, and
 // TensorFlow 1.x ref variables), and row reads straight from a variable.
 #define TFSO_VARIABLE_DEF_ScatterNd(VARIABLE, DTYPES)
@@ -370,6 +406,8 @@ Status GroupwiseGradShape(InferenceContext* c) {
 #define TFSO_VARIABLE_DEF_SortedSegment(VARIABLE, DTYPES)
 #define TFSO_VARIABLE_DEF_SparseSegment(VARIABLE, DTYPES)
 #define TFSO_VARIABLE_DEF_Groupwise(VARIABLE, DTYPES)
+#define TFSO_VARIABLE_DEF_ArgScatter(VARIABLE, DTYPES)
+#define TFSO_VARIABLE_DEF_ArgSegment(VARIABLE, DTYPES)
 
 #define TFSO_VARIABLE_DEF_GatherNd(VARIABLE, DTYPES)        \
   REGISTER_OP("TfScatter>" #VARIABLE)                       \

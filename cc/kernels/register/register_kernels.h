@@ -22,6 +22,7 @@
 
 #include "library/gpu_gate.h"
 #include "ops/op_table.h"
+#include "tf/arg_kernels.h"
 #include "tf/groupwise_kernels.h"
 #include "tf/scatter_kernels.h"
 #include "tf/segment_kernels.h"
@@ -39,7 +40,9 @@ enum class Kind {
   kUnsortedSegment,
   kSortedSegment,
   kSparseSegment,
-  kGroupwise
+  kGroupwise,
+  kArgScatter,
+  kArgSegment
 };
 
 // The value types of a row, TensorFlow's C++ types, ending in void.
@@ -112,6 +115,10 @@ void RegisterOn(const char* device, bool gpu) {
       Register<GroupwiseOp<T, Op>, T>(device, op, "T");
       Register<GroupwiseGradOp<T, Op>, T>(device, op + "Grad", "T");
     }
+  } else if constexpr (Row::kKind == Kind::kArgScatter) {
+    if (!gpu) Register<ArgScatterOp<T, Op>, T>(device, op, "T");  // the CPU core only
+  } else if constexpr (Row::kKind == Kind::kArgSegment) {
+    if (!gpu) Register<ArgSegmentOp<T, Op>, T>(device, op, "T");
   } else {
     RegisterSegment<Row, typename Segments<Backend>::type, T, Op>(device, gpu);
   }

@@ -25,6 +25,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "common/arg_reducers.h"
 #include "common/groupwise.h"
 #include "common/reducers.h"
 #include "cpu/thresholds.h"
@@ -241,8 +242,9 @@ class XlaGatherNd : public XlaKernel {
   }
 };
 
-// One XLA kernel per row of the op table, by its kind. The segment ops have
-// none: under XLA their Python functions build TensorFlow's ops.
+// One XLA kernel per row of the op table, by its kind. The segment, group-wise
+// and arg ops have none: under XLA their Python functions build TensorFlow's
+// ops.
 #define TFSO_XLA_KERNEL(OP, KERNEL)                                                         \
   REGISTER_KERNEL_BUILDER(Name("TfScatter>" #OP).Device(::tensorflow::DEVICE_CPU_XLA_JIT), \
                           KERNEL);
@@ -253,6 +255,8 @@ class XlaGatherNd : public XlaKernel {
 #define TFSO_XLA_SortedSegment(OP)
 #define TFSO_XLA_SparseSegment(OP)
 #define TFSO_XLA_Groupwise(OP)
+#define TFSO_XLA_ArgScatter(OP)
+#define TFSO_XLA_ArgSegment(OP)
 #define TFSO_REGISTER_XLA(OP, PY, KIND, ...) TFSO_XLA_##KIND(OP)
 TFSO_OPS(TFSO_REGISTER_XLA)
 #undef TFSO_REGISTER_XLA

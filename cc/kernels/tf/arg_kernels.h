@@ -1,0 +1,113 @@
+// The arg reductions on the CPU (common/arg_reducers.h,
+// cpu/arg_scatter_cpu.h): two outputs, the maximum (minimum) and the
+// position of the update row that holds it, int64, -1 where none does.
+//
+//   tensor_scatter_nd_{max_with_argmax,min_with_argmin}: tensor_scatter_nd_*'s
+//     inputs and rules (bad rows an error naming the first, unless IGNORE);
+//     positions count the update rows (indices' outer dims, row-major);
+//   unsorted_segment_{...}: unsorted_segment_*'s (negative ids dropped, an id
+//     >= num_segments TensorFlow's error unless IGNORE); positions count the
+//     data rows (segment_ids' elements, row-major); an empty segment holds
+//     the reduction's identity (lowest() for max, highest() for min).
+//
+// The CPU's only: on a GPU TensorFlow places them on the CPU.
+#ifndef TF_SCATTER_OPS_CC_KERNELS_TF_ARG_KERNELS_H_
+#define TF_SCATTER_OPS_CC_KERNELS_TF_ARG_KERNELS_H_
+
+#include <algorithm>
+#include <cstdint>
+#include <type_traits>
+
+#include "common/arg_reducers.h"
+#include "cpu/arg_scatter_cpu.h"
+#include "tf/segment_kernels.h"
+
+namespace tf_scatter_ops {
+
+// The arg core on tensors: out and arg initialised, then the pass. The
+// first bad row is an error unless `ignore`; a segment's (`segment`) bad
+// rows are dropped, and the error is for the first id >= num_segments.
+template <typename T, typename Op>
+Status CpuArgScatter(OpKernelContext* c, const Tensor& indices, const ScatterForm& f,
+                     const TensorShape& target, bool ignore, bool segment,
+                     const Tensor& updates, Tensor* out, Tensor* arg) {
+  CpuCallState s;
+  TF_RETURN_IF_ERROR(PrepareCpuCall(indices, f, target, &s));
+  int64_t* positions = arg->flat<int64_t>().data();
+  const Parallel parallel = CpuParallel(c);
+  parallel.For(arg->NumElements(), 1, [&](int64_t b, int64_t e) {
+    std::fill(positions + b, positions + e, int64_t(-1));
+  });
+  TfScratch scratch(c);
+  const int64_t bad = ArgScatterCpu<T, Op>(s.call, ignore || segment, /*seeded=*/!segment,
+                                           updates.flat<T>().data(), out->flat<T>().data(),
+                                           positions, parallel, scratch);
+  if (bad == kNoScratch) return scratch.status();
+  if (bad < 0 || ignore) return absl::OkStatus();
+  if (segment) return FirstSegmentIdOutOfRange(indices, bad, f.nslots);
+  return BadRowError(indices, f, bad, target, false);
+}
+
+// tensor_scatter_nd_*_with_arg*: inputs tensor, indices, updates.
+template <typename T, typename Op>
+class ArgScatterOp : public PolicyKernel {
+ public:
+  using PolicyKernel::PolicyKernel;
+
+  void Compute(OpKernelContext* c) override {
+    const Tensor& tensor = c->input(0);
+    const Tensor& indices = c->input(1);
+    const Tensor& updates = c->input(2);
+    ScatterForm f;
+    OP_REQUIRES_OK(c, ScatterFormOf(tensor.shape(), indices.shape(), updates.shape(), &f,
+                                    rules::Wording::kTensorScatter));
+    Tensor* out = nullptr;
+    Tensor* arg = nullptr;
+    OP_REQUIRES_OK(c, c->forward_input_or_allocate_output({0}, 0, tensor.shape(), &out));
+    OP_REQUIRES_OK(c, c->allocate_output(1, tensor.shape(), &arg));
+    // The core checks every row before it writes: a forwarded input is
+    // intact on error.
+    if (out->flat<T>().data() != tensor.flat<T>().data()) {
+      const T* from = tensor.flat<T>().data();
+      T* to = out->flat<T>().data();
+      CpuParallel(c).For(tensor.NumElements(), 1, [&](int64_t b, int64_t e) {
+        std::copy(from + b, from + e, to + b);
+      });
+    }
+    OP_REQUIRES_OK(c, (CpuArgScatter<T, Op>(c, indices, f, tensor.shape(), ignore_,
+                                            /*segment=*/false, updates, out, arg)));
+  }
+};
+
+// unsorted_segment_*_with_arg*: inputs data, segment_ids, num_segments.
+template <typename T, typename Op>
+class ArgSegmentOp : public PolicyKernel {
+ public:
+  using PolicyKernel::PolicyKernel;
+
+  void Compute(OpKernelContext* c) override {
+    const Tensor& data = c->input(0);
+    const Tensor& ids = c->input(1);
+    TensorShape shape;
+    int64_t slice = 1;
+    OP_REQUIRES_OK(c, UnsortedSegmentOutput(data, ids, c->input(2), &shape, &slice));
+    Tensor* out = nullptr;
+    Tensor* arg = nullptr;
+    OP_REQUIRES_OK(c, c->allocate_output(0, shape, &out));
+    OP_REQUIRES_OK(c, c->allocate_output(1, shape, &arg));
+    using Segment = std::conditional_t<std::is_same<Op, ArgMaxOp>::value, SegmentMaxOp,
+                                       SegmentMinOp>;
+    const T identity = SegmentIdentity<T, Segment>();
+    T* values = out->flat<T>().data();
+    CpuParallel(c).For(out->NumElements(), 1, [&](int64_t b, int64_t e) {
+      std::fill(values + b, values + e, identity);
+    });
+    const ScatterForm f{ids.NumElements(), 1, shape.dim_size(0), slice};
+    OP_REQUIRES_OK(c, (CpuArgScatter<T, Op>(c, ids, f, shape, ignore_, /*segment=*/true, data,
+                                            out, arg)));
+  }
+};
+
+}  // namespace tf_scatter_ops
+
+#endif  // TF_SCATTER_OPS_CC_KERNELS_TF_ARG_KERNELS_H_
