@@ -1,15 +1,19 @@
-"""tensor_scatter_nd_mul and _mean against the same written with TensorFlow's
-ops (what code without them writes today: the updates' product per row by
-unsorted_segment_prod and one multiply; a tensor_scatter_nd_add, a
-scatter_nd of the counts and a divide) in a plain tf.function, and that
+"""tensor_scatter_nd_mul and _mean, and argmax pooling
+(unsorted_segment_max_with_argmax), against the same written with
+TensorFlow's ops (what code without them writes today: the updates' product
+per row by unsorted_segment_prod and one multiply; a tensor_scatter_nd_add, a
+scatter_nd of the counts and a divide; a segment max, a gather, a compare, a
+select of row numbers and a segment min) in a plain tf.function, and that
 composition under XLA (jit_compile=True), in one run; forward alone and
-forward + backward (gradients with respect to the tensor and the updates).
+forward + backward (gradients with respect to the tensor and the updates, or
+the pooled points).
 
     python -m benchmarks.reductions [--quick]
 
 A table of [200k, 16] float32 rows, 100k update rows into random rows
-(duplicates). Times are medians of interleaved rounds, ms per call; each
-call waits for its result on the CPU without copying it out.
+(duplicates); 500k points of 32 float32 features pooled into 20k cells.
+Times are medians of interleaved rounds, ms per call; each call waits for
+its result on the CPU without copying it out.
 """
 
 import argparse
@@ -31,6 +35,21 @@ def _tensorflow(op, table, rows, updates):
     return sums / count[:, None]
 
 
+def _tensorflow_argmax(points, cells, n):
+    """Max pooling with the position of the point that holds each maximum."""
+    best = tf.math.unsorted_segment_max(points, cells, n)
+    rows = tf.broadcast_to(tf.range(tf.shape(points, tf.int64)[0])[:, None], tf.shape(points))
+    none = tf.constant(np.iinfo(np.int64).max)
+    first = tf.math.unsorted_segment_min(
+        tf.where(tf.equal(points, tf.gather(best, cells)), rows, none), cells, n)
+    return best, tf.where(tf.equal(first, none), tf.constant(-1, tf.int64), first)
+
+
+def _value(out):
+    """The value of a (value, positions) pair, which the gradient is of."""
+    return out[0] if isinstance(out, tuple) else out
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="sizes / 8, few rounds")
@@ -46,20 +65,27 @@ def main():
           f"ms per call")
     print(f"  {'op':<24} {'pass':<8} {'plugin':>8} {'TF ops':>8} {'XLA':>8}  "
           f"TF/plugin  XLA/plugin")
-    for op in ("tensor_scatter_nd_mul", "tensor_scatter_nd_mean"):
-        ours = lambda t, i, u, op=op: getattr(tso, op)(t, i, u)  # noqa: E731
-        theirs = lambda t, i, u, op=op: _tensorflow(op, t, i, u)  # noqa: E731
+    points = tf.constant(rng.standard_normal((500_000 // s, 32)).astype(np.float32))
+    cells = tf.constant(rng.integers(0, 20_000 // s, 500_000 // s).astype(np.int32))
+    cases = [(op, lambda t, i, u, op=op: getattr(tso, op)(t, i, u),
+              lambda t, i, u, op=op: _tensorflow(op, t, i, u), (table, rows, updates), (0, 2))
+             for op in ("tensor_scatter_nd_mul", "tensor_scatter_nd_mean")]
+    cases.append(("argmax pooling",
+                  lambda p, c, n: tuple(tso.unsorted_segment_max_with_argmax(p, c, n)),
+                  _tensorflow_argmax, (points, cells, 20_000 // s), (0,)))
+    for name, ours, theirs, inputs, wrt in cases:
         for label, wrap in (("forward", lambda f: f),
-                            ("+ grad", lambda f: forward_backward(f, wrt=(0, 2)))):
+                            ("+ grad", lambda f, wrt=wrt: forward_backward(
+                                lambda *a: _value(f(*a)), wrt=wrt))):
             fns = {"plugin": tf.function(wrap(ours)), "TF ops": tf.function(wrap(theirs)),
                    "XLA": tf.function(wrap(theirs), jit_compile=True)}
-            for got, want in zip(tf.nest.flatten(fns["plugin"](table, rows, updates)),
-                                 tf.nest.flatten(fns["TF ops"](table, rows, updates))):
+            for got, want in zip(tf.nest.flatten(fns["plugin"](*inputs)),
+                                 tf.nest.flatten(fns["TF ops"](*inputs))):
                 np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-4)
-            t = interleaved_ms(fns, (table, rows, updates), rounds, calls)
-            print(f"  {op:<24} {label:<8} {t['plugin']:8.2f} {t['TF ops']:8.2f} {t['XLA']:8.2f}  "
+            t = interleaved_ms(fns, inputs, rounds, calls)
+            print(f"  {name:<24} {label:<8} {t['plugin']:8.2f} {t['TF ops']:8.2f} {t['XLA']:8.2f}  "
                   f"{t['TF ops'] / t['plugin']:8.2f}x  {t['XLA'] / t['plugin']:8.2f}x")
-            op = ""
+            name = ""
 
 
 if __name__ == "__main__":

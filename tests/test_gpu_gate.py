@@ -204,13 +204,13 @@ def test_the_library_reports_the_code_its_fatbin_holds():
 
 # On a GPU every dtype but string, except that the segment products and
 # means take no complex numbers there (segment_kernels.h: they run on the CPU)
-# and the group-wise functions have CPU kernels only.
+# and the group-wise functions and arg reductions have CPU kernels only.
 _CPU_ONLY = {tf.string} | {tf.complex64, tf.complex128}
-_GROUPWISE = {row.py for row in _table.GROUPWISE}
+_CPU_KERNELS_ONLY = {row.py for row in _table.GROUPWISE + _table.ARG_REDUCTIONS}
 
 
 def _gpu_dtypes(op, dtypes):
-    if op in _GROUPWISE:
+    if op in _CPU_KERNELS_ONLY:
         return []
     left_out = _CPU_ONLY if op.endswith(("segment_prod", "segment_mean")) else {tf.string}
     return sorted(d.name for d in dtypes if d not in left_out)

@@ -12,7 +12,8 @@ import tf_scatter_ops as tso
 from tf_scatter_ops import _calls, _loader, _table, ops, patch, variables
 
 VALUE_ATTR = {"ScatterNd": "T", "TensorScatter": "T", "GatherNd": "Tparams", "UnsortedSegment": "T",
-              "SortedSegment": "T", "SparseSegment": "T", "Groupwise": "T"}
+              "SortedSegment": "T", "SparseSegment": "T", "Groupwise": "T", "ArgScatter": "T",
+              "ArgSegment": "T"}
 # The index attrs of each kind.
 INDEX_ATTRS = {"SparseSegment": ("Tidx", "Tsegmentids")}
 
@@ -55,7 +56,8 @@ def test_the_table_has_the_family():
         "unsorted_segment_max", "segment_sum", "segment_prod", "segment_min", "segment_max",
         "segment_mean", "sparse_segment_sum", "sparse_segment_mean", "sparse_segment_sqrt_n",
         "segment_softmax", "segment_log_softmax", "segment_logsumexp", "segment_var",
-        "segment_std"]
+        "segment_std", "tensor_scatter_nd_max_with_argmax", "tensor_scatter_nd_min_with_argmin",
+        "unsorted_segment_max_with_argmax", "unsorted_segment_min_with_argmin"]
     assert all(row.dtypes for row in _table.OPS)
 
 
@@ -78,8 +80,8 @@ def test_registered_dtypes_and_cpu_kernels_are_the_rows():
 
 
 def test_every_scatter_and_gather_row_has_an_xla_kernel():
-    """The segment and group-wise rows have none: under XLA their functions
-    build TensorFlow's ops."""
+    """The segment, group-wise and arg rows have none: under XLA their
+    functions build TensorFlow's ops."""
     if not tso.built_with_xla():
         return
     for row in _table.OPS:

@@ -14,8 +14,10 @@ Keras layer. `scatter_nd_update/add/sub/min/max` update variables in place.
 plugin. `segment_softmax`, `_log_softmax`, `_logsumexp`, `_var` and `_std`
 are functions of each segment's rows that TensorFlow does not have; nor
 has it `tensor_scatter_nd_mul`, `_div` and `_mean`, `include_self=False`
-(PyTorch's scatter_reduce's, for add, mul, min, max and mean) or the
-`segment_*_csr` reductions of CSR rows (offsets, or a RaggedTensor's rows).
+(PyTorch's scatter_reduce's, for add, mul, min, max and mean), the
+`segment_*_csr` reductions of CSR rows (offsets, or a RaggedTensor's rows)
+or the positions of the rows that hold a max or min
+(`unsorted_segment_max_with_argmax`, `tensor_scatter_nd_argmin`, ...).
 `gpu_status()` says whether the GPU kernels run here and why.
 """
 
@@ -50,6 +52,16 @@ from tf_scatter_ops.ops import (
     tensor_scatter_sub,
     tensor_scatter_update,
     xla_uses_our_kernels,
+)
+from tf_scatter_ops.argminmax import (
+    tensor_scatter_nd_argmax,
+    tensor_scatter_nd_argmin,
+    tensor_scatter_nd_max_with_argmax,
+    tensor_scatter_nd_min_with_argmin,
+    unsorted_segment_argmax,
+    unsorted_segment_argmin,
+    unsorted_segment_max_with_argmax,
+    unsorted_segment_min_with_argmin,
 )
 from tf_scatter_ops.csr import (
     segment_max_csr,
@@ -144,19 +156,27 @@ __all__ = [
     "stock_ops",
     "tensor_scatter_add",
     "tensor_scatter_nd_add",
+    "tensor_scatter_nd_argmax",
+    "tensor_scatter_nd_argmin",
     "tensor_scatter_nd_div",
     "tensor_scatter_nd_max",
+    "tensor_scatter_nd_max_with_argmax",
     "tensor_scatter_nd_mean",
     "tensor_scatter_nd_min",
+    "tensor_scatter_nd_min_with_argmin",
     "tensor_scatter_nd_mul",
     "tensor_scatter_nd_sub",
     "tensor_scatter_nd_update",
     "tensor_scatter_sub",
     "tensor_scatter_update",
     "unpatch",
+    "unsorted_segment_argmax",
+    "unsorted_segment_argmin",
     "unsorted_segment_max",
+    "unsorted_segment_max_with_argmax",
     "unsorted_segment_mean",
     "unsorted_segment_min",
+    "unsorted_segment_min_with_argmin",
     "unsorted_segment_prod",
     "unsorted_segment_sqrt_n",
     "unsorted_segment_sum",

@@ -14,7 +14,8 @@ Row = collections.namedtuple("Row", [
     "op",         # the op type after TfScatter>
     "py",         # the Python function's name
     "kind",       # "ScatterNd", "TensorScatter", "GatherNd", "UnsortedSegment",
-                  # "SortedSegment", "SparseSegment" or "Groupwise"
+                  # "SortedSegment", "SparseSegment", "Groupwise", "ArgScatter"
+                  # or "ArgSegment"
     "reducer",    # the C++ reducer ("AddOp", ...)
     "dtypes",     # the value dtypes, as tf.DType
     "variable",   # the variable ops' base name, or None
@@ -57,6 +58,9 @@ SCATTER_GATHER = tuple(row for row in OPS if row.kind in ("ScatterNd", "TensorSc
 # The functions of each segment's rows (segment_softmax, ...), which
 # TensorFlow does not have; each also has a fused gradient op, <op>Grad.
 GROUPWISE = tuple(row for row in OPS if row.kind == "Groupwise")
+# The maxima and minima with the positions of the rows that hold them
+# (tensor_scatter_nd_max_with_argmax, ...): two outputs.
+ARG_REDUCTIONS = tuple(row for row in OPS if row.kind in ("ArgScatter", "ArgSegment"))
 # Where TensorFlow has each function, (module under tf, its name there):
 # tf.math.segment_sum, tf.sparse.segment_sum (sparse_segment_sum), tf.gather_nd.
 NAMESPACE = {row.py: ("sparse", sys.intern(row.py[len("sparse_"):])) if row.kind == "SparseSegment"

@@ -31,7 +31,7 @@ import numpy as np
 import tensorflow as tf
 from tensorflow.core.protobuf import saved_model_pb2
 
-from tf_scatter_ops import _calls, _stock_forms, _table, groupwise, variables
+from tf_scatter_ops import _calls, _stock_forms, _table, argminmax, groupwise, variables
 from tf_scatter_ops._tf_private import fingerprinting_utils, function_def_to_graph, handle_data_util
 
 PREFIX = "TfScatter>"
@@ -106,6 +106,7 @@ class _Rewriter:
                     graph = function_def_to_graph.function_def_to_graph(fdef)
                     for node in nodes:
                         self._replace(node, graph, fdef.signature.name)
+                        _renumber_outputs(fdef, node, graph.get_operation_by_name(node.name))
             for node in self.graph_def.node:
                 if node.op.startswith(PREFIX):
                     self._replace(node, outer, "the top-level graph")
@@ -170,6 +171,18 @@ class _Rewriter:
 
             def body(data, ids, num_segments):
                 return groupwise.composed(py, data, ids, num_segments, ddof, policy)
+            return body
+        if op_type in _OURS and _OURS[op_type].kind == "ArgSegment":
+            py = _OURS[op_type].py
+
+            def body(data, ids, num_segments):
+                return argminmax.composed_segments(py, data, ids, num_segments, policy)
+            return body
+        if op_type in _OURS and _OURS[op_type].kind == "ArgScatter":
+            py = _OURS[op_type].py
+
+            def body(tensor, indices, updates):
+                return argminmax.composed_scatter(py, tensor, indices, updates, policy)
             return body
         if op_type in _OURS and _OURS[op_type].tf is None:  # mul, div: no TensorFlow op
             py = _OURS[op_type].py
@@ -237,6 +250,21 @@ class _Rewriter:
                 _rename_calls(n, renamed)
             added.append(copy)
         return added[0]
+
+
+def _renumber_outputs(fdef, node, op):
+    """In a function, an op's outputs are named by its output args
+    (node:positions:0); the call that replaces it has one list output
+    (node:output:1). Renames the references of the function's nodes and
+    results to a replaced op with more than one output."""
+    names = [arg.name for arg in op.op_def.output_arg]
+    if len(names) < 2:
+        return
+    renamed = {f"{node.name}:{name}:0": f"{node.name}:output:{i}" for i, name in enumerate(names)}
+    for n in fdef.node_def:
+        n.input[:] = [renamed.get(x, x) for x in n.input]
+    for key, value in list(fdef.ret.items()):
+        fdef.ret[key] = renamed.get(value, value)
 
 
 def _handle_data(node, op):

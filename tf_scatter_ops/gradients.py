@@ -8,7 +8,7 @@ update that won (the last one in index order) gets gradient.
 
 import tensorflow as tf
 
-from tf_scatter_ops import _calls, _convert, _table, groupwise, ops, segments
+from tf_scatter_ops import _calls, _convert, _table, argminmax, groupwise, ops, segments
 
 
 def _policy(op):
@@ -258,6 +258,28 @@ def _groupwise_second_order(op, grad):
     return [d_data, None, d_incoming, None, None]
 
 
+def _arg_grad(op, grad, unused_positions_grad):
+    """*_with_argmax / _argmin: the value's gradient to the update row that
+    holds it alone (a gather of the gradient and of the positions at each
+    row's element, kept where the position is the row's), the tensor's where
+    its value stayed; the positions (integers) have none."""
+    positions = op.outputs[1]
+    segment = _table.BY_PY[argminmax.py_of(op.type)].kind == "ArgSegment"
+    tensor, indices, updates = op.inputs[0], op.inputs[1], op.inputs[2]
+    if segment:  # data, segment_ids, num_segments
+        updates, indices = op.inputs[0], op.inputs[1][..., tf.newaxis]
+    if grad is None:
+        return [None] * 3
+    # + 1: a dropped row's gather is 0, which no row's position + 1 is
+    held_by = ops.gather_nd(positions + 1, indices, bad_indices_policy="IGNORE")
+    rows = argminmax._row_positions(tf.shape(indices)[:-1], updates) + 1
+    at_row = ops.gather_nd(grad, indices, bad_indices_policy="IGNORE")
+    d_updates = tf.where(tf.equal(held_by, rows), at_row, tf.zeros_like(at_row))
+    if segment:
+        return [d_updates, None, None]
+    return [tf.where(positions < 0, grad, tf.zeros_like(grad)), None, d_updates]
+
+
 # The rules by the op table's gradient column, registered for every row.
 _RULES = {
     "scatter_nd": _scatter_nd_grad,
@@ -274,6 +296,7 @@ _RULES = {
     "segment_mean": _segment_mean_grad,
     "sparse_segment": _sparse_segment_grad,
     "groupwise": _groupwise_grad,
+    "arg": _arg_grad,
 }
 for _row in _table.OPS:
     tf.RegisterGradient("TfScatter>" + _row.op)(_RULES[_row.gradient])
