@@ -323,3 +323,18 @@ def test_exported_saved_model_has_only_tensorflow_ops(tmp_path):
     want = M().pool(x, ids)
     for key in want:
         np.testing.assert_array_equal(got[key], want[key])
+
+
+def test_gradient_of_empty_inputs():
+    data = tf.zeros([0, 3])
+    with tf.GradientTape() as tape:
+        tape.watch(data)
+        out, _ = tso.unsorted_segment_max_with_argmax(data, tf.zeros([0], tf.int32), 2)
+    assert tape.gradient(out, data).shape == (0, 3)
+    tensor, upd = tf.ones([2, 3]), tf.zeros([0, 3])
+    with tf.GradientTape() as tape:
+        tape.watch([tensor, upd])
+        out, _ = tso.tensor_scatter_nd_max_with_argmax(tensor, tf.zeros([0, 1], tf.int32), upd)
+    g_tensor, g_upd = tape.gradient(out, [tensor, upd])
+    np.testing.assert_array_equal(g_tensor, np.ones([2, 3]))
+    assert g_upd.shape == (0, 3)

@@ -1,5 +1,5 @@
-"""The parallel kernels are deterministic: bitwise identical results with 1,
-2 and 7 intra-op threads (the caller and up to six helpers claiming chunks of
+"""The parallel kernels are deterministic: bitwise identical results (and
+the same arg positions) with 1, 2 and 7 intra-op threads (the caller and up to six helpers claiming chunks of
 each loop) and across repeated runs, for every op, on inputs
 large enough to take every parallel path (block-owned and column-split)."""
 
@@ -41,6 +41,9 @@ for name, (shape, n, depth) in cases.items():
         "half_add": tso.tensor_scatter_nd_add(t.astype(np.float16), idx, upd.astype(np.float16)),
         "gather_nd": tso.gather_nd(t, idx),
         "fn_add": tf.function(tso.tensor_scatter_nd_add)(t, idx, upd),
+        "argmax": tso.tensor_scatter_nd_argmax(t, idx, upd),
+        "argmin": tso.tensor_scatter_nd_argmin(t, idx, upd),
+        "segment_argmax": tso.unsorted_segment_argmax(upd, idx[:, 0], shape[0]),
     }
     for op, r in results.items():
         digests[f"{name}/{op}"] = hashlib.sha256(r.numpy().tobytes()).hexdigest()
@@ -61,7 +64,7 @@ def test_bitwise_identical_for_1_2_and_7_threads_and_repeated_runs():
     two = run(2)
     again = run(2)
     seven = run(7)
-    assert len(one) == 36
+    assert len(one) == 48
     assert one == two, {k: (one[k], two[k]) for k in one if one[k] != two[k]}
     assert two == again
     assert one == seven, {k: (one[k], seven[k]) for k in one if one[k] != seven[k]}

@@ -260,21 +260,31 @@ def _groupwise_second_order(op, grad):
 
 def _arg_grad(op, grad, unused_positions_grad):
     """*_with_argmax / _argmin: the value's gradient to the update row that
-    holds it alone (a gather of the gradient and of the positions at each
-    row's element, kept where the position is the row's), the tensor's where
-    its value stayed; the positions (integers) have none."""
-    positions = op.outputs[1]
-    segment = _table.BY_PY[argminmax.py_of(op.type)].kind == "ArgSegment"
-    tensor, indices, updates = op.inputs[0], op.inputs[1], op.inputs[2]
-    if segment:  # data, segment_ids, num_segments
-        updates, indices = op.inputs[0], op.inputs[1][..., tf.newaxis]
+    holds it alone, the tensor's where its value stayed; the positions
+    (integers) have none. Each element's gradient is scattered to element
+    (position, column) of the updates: no two elements share one, so the
+    scatter has no duplicates, and its cost is the output's and the
+    updates' size."""
     if grad is None:
         return [None] * 3
-    # + 1: a dropped row's gather is 0, which no row's position + 1 is
-    held_by = ops.gather_nd(positions + 1, indices, bad_indices_policy="IGNORE")
-    rows = argminmax._row_positions(tf.shape(indices)[:-1], updates) + 1
-    at_row = ops.gather_nd(grad, indices, bad_indices_policy="IGNORE")
-    d_updates = tf.where(tf.equal(held_by, rows), at_row, tf.zeros_like(at_row))
+    positions = op.outputs[1]
+    segment = _table.BY_PY[argminmax.py_of(op.type)].kind == "ArgSegment"
+    if segment:  # data, segment_ids, num_segments
+        updates, outer = op.inputs[0], tf.shape(op.inputs[1], tf.int64)
+    else:  # tensor, indices, updates
+        updates, outer = op.inputs[2], tf.shape(op.inputs[1], tf.int64)[:-1]
+    rows = tf.reduce_prod(outer)
+    width = tf.reduce_prod(tf.shape(updates, tf.int64)[tf.size(outer):])  # a row's elements
+    flat = tf.reshape(positions, [-1])
+    column = tf.range(tf.size(flat, tf.int64)) % tf.maximum(width, 1)
+    # an element no row holds (-1) goes to a negative index, which IGNORE drops
+    to = tf.where(flat < 0, tf.constant(-1, tf.int64), flat * width + column)
+    # (into at least one element: a scatter into none takes no rows at all;
+    # the slice of a whole tensor is that tensor, no copy)
+    size = rows * width
+    d_flat = ops.scatter_nd(to[:, tf.newaxis], tf.reshape(grad, [-1]),
+                            tf.maximum(size, 1)[tf.newaxis], bad_indices_policy="IGNORE")
+    d_updates = tf.reshape(d_flat[:size], tf.shape(updates))
     if segment:
         return [d_updates, None, None]
     return [tf.where(positions < 0, grad, tf.zeros_like(grad)), None, d_updates]
