@@ -139,28 +139,50 @@ int64_t ScatterHinted(const CpuCall& s, bool ignore, ScatterHints* hints,
     hints->false_at = broken;
     return kFalseHint;
   }
-  parallel.For(s.form.nslots * S, 1, [&](int64_t b, int64_t e) {
-    InitElements(out, init, mode, b, e);
-  });
+  const int64_t total = s.form.nslots * S;
   if (hints->unique) {
+    parallel.For(total, 1, [&](int64_t b, int64_t e) { InitElements(out, init, mode, b, e); });
+    // Distinct destinations in any order: rows in any split, each row's
+    // destination asked for ahead (the rows land far apart in the output).
     parallel.For(n, 2 + S, [&](int64_t b, int64_t e) {
-      ApplyRows<T, Op>(s, b, e, slots + b, updates, out);
+      for (int64_t i = b; i < e; ++i) {
+        if (i + kApplyAhead < e && slots[i + kApplyAhead] >= 0) {
+          __builtin_prefetch(out + slots[i + kApplyAhead] * S, 1);
+        }
+        if (slots[i] >= 0) ApplyRow<T, Op>(out + slots[i] * S, updates + i * S, S);
+      }
     });
     return first_bad;
   }
-  // sorted: a thread applies the runs that start in its range of rows,
-  // to their ends
+  // Sorted: a thread applies the runs that start in its range of rows, to
+  // their ends, and owns the output from its first run's slot to the next
+  // owner's (from slot 0 for the first range): it initialises each piece of
+  // it just before it applies there, while the piece is in cache, in one
+  // pass over its part of the output.
   parallel.For(n, 2 + S, [&](int64_t b, int64_t e) {
-    const int64_t inherited = LastKept(slots, b);  // a run that started before b
+    const int64_t inherited = b == 0 ? -1 : LastKept(slots, b);  // a run that started before b
     int64_t i = b;
     while (i < e && (slots[i] < 0 || slots[i] == inherited)) ++i;
-    for (int64_t last = -1; i < n; ++i) {
+    // output rows [0, ready) of ours are initialised; ours start at our
+    // first run's slot (slot 0 for the first range)
+    int64_t ready = -1, last = -1;
+    if (b == 0) ready = 0;
+    for (; i < n; ++i) {
       const int64_t slot = slots[i];
       if (slot < 0) continue;
-      if (i >= e && slot != last) break;  // the next range's run
+      if (slot != last) {
+        if (i >= e) break;  // the next owner's run
+        if (ready < 0) ready = slot;
+        InitElements(out, init, mode, ready * S, (slot + 1) * S);
+        ready = slot + 1;
+        last = slot;
+      }
       ApplyRow<T, Op>(out + slot * S, updates + i * S, S);
-      last = slot;
     }
+    // up to the next owner's first slot (the slot we stopped at), or the end
+    const int64_t end = i < n ? slots[i] : s.form.nslots;
+    if (ready < 0) ready = end;  // no run of ours: nothing of the output either
+    InitElements(out, init, mode, ready * S, end * S);
   });
   return first_bad;
 }
