@@ -1,12 +1,9 @@
-"""tensor_scatter_nd_mul and _mean, argmax pooling
+"""tensor_scatter_nd_mul and _mean, and argmax pooling
 (unsorted_segment_max_with_argmax), against the same written with
 TensorFlow's ops (what code without them writes today: the updates' product
 per row by unsorted_segment_prod and one multiply; a tensor_scatter_nd_add, a
 scatter_nd of the counts and a divide; a segment max, a gather, a compare, a
-select of row numbers and a segment min), and tensor_scatter_nd_add of sorted
-or distinct rows with and without indices_are_sorted / unique_indices
-(against TensorFlow's op, which takes no such promise), in a plain
-tf.function, and that
+select of row numbers and a segment min) in a plain tf.function, and that
 composition under XLA (jit_compile=True), in one run; forward alone and
 forward + backward (gradients with respect to the tensor and the updates, or
 the pooled points).
@@ -14,8 +11,7 @@ the pooled points).
     python -m benchmarks.reductions [--quick]
 
 A table of [200k, 16] float32 rows, 100k update rows into random rows
-(duplicates); 500k points of 32 float32 features pooled into 20k cells;
-800k sorted rows (duplicates) or 100k distinct rows added into the table.
+(duplicates); 500k points of 32 float32 features pooled into 20k cells.
 Times are medians of interleaved rounds, ms per call; each call waits for
 its result on the CPU without copying it out.
 """
@@ -77,24 +73,10 @@ def main():
     cases.append(("argmax pooling",
                   lambda p, c, n: tuple(tso.unsorted_segment_max_with_argmax(p, c, n)),
                   _tensorflow_argmax, (points, cells, 20_000 // s), (0,)))
-    # tensor_scatter_nd_add of rows that are sorted (duplicates: 4 per slot on
-    # average) or distinct (shuffled), with and without the promise
-    sorted_rows = tf.constant(np.sort(rng.integers(0, 200_000 // s, (800_000 // s, 1)), 0))
-    distinct_rows = tf.constant(rng.permutation(200_000 // s)[:100_000 // s, None])
-    for label, hint, idx in (("sorted", "indices_are_sorted", sorted_rows),
-                             ("unique", "unique_indices", distinct_rows)):
-        upd = tf.ones([idx.shape[0], 16])
-        for hinted in (True, False):
-            cases.append((f"add, {label}{', hinted' if hinted else ''}",
-                          lambda t, i, u, kw={hint: hinted}: tso.tensor_scatter_nd_add(
-                              t, i, u, **kw),
-                          tf.tensor_scatter_nd_add, (table, idx, upd), None))
     for name, ours, theirs, inputs, wrt in cases:
-        passes = [("forward", lambda f: f)]
-        if wrt is not None:
-            passes.append(("+ grad", lambda f, wrt=wrt: forward_backward(
-                lambda *a: _value(f(*a)), wrt=wrt)))
-        for label, wrap in passes:
+        for label, wrap in (("forward", lambda f: f),
+                            ("+ grad", lambda f, wrt=wrt: forward_backward(
+                                lambda *a: _value(f(*a)), wrt=wrt))):
             fns = {"plugin": tf.function(wrap(ours)), "TF ops": tf.function(wrap(theirs)),
                    "XLA": tf.function(wrap(theirs), jit_compile=True)}
             for got, want in zip(tf.nest.flatten(fns["plugin"](*inputs)),

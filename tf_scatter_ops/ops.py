@@ -24,21 +24,7 @@ from tf_scatter_ops._tf_private import EagerTensor as _EagerTensor
 from tf_scatter_ops._tf_private import array_ops as _array_ops
 
 
-def _hints(indices_are_sorted, unique_indices, xla_ours=True):
-    """The op attrs of the caller's promises about the index rows (Python
-    bools): none where TensorFlow's op is built instead (it has no such
-    attrs) or nothing is promised."""
-    for attr, value in (("indices_are_sorted", indices_are_sorted),
-                        ("unique_indices", unique_indices)):
-        if not isinstance(value, bool):
-            raise ValueError(f"{attr} must be a Python bool, got {value!r}")
-    if not (indices_are_sorted or unique_indices) or _calls.lowering(xla_ours):
-        return {}
-    return {"indices_are_sorted": indices_are_sorted, "unique_indices": unique_indices}
-
-
-def _tensor_scatter(op, tensor, indices, updates, bad_indices_policy, name, include_self=True,
-                    indices_are_sorted=False, unique_indices=False):
+def _tensor_scatter(op, tensor, indices, updates, bad_indices_policy, name, include_self=True):
     # Tiny eager calls are dominated by Python: go straight to the op when the
     # inputs are eager tensors of valid dtypes (the kernel checks the rest)
     # and we execute eagerly: a function being traced can capture eager
@@ -46,7 +32,6 @@ def _tensor_scatter(op, tensor, indices, updates, bad_indices_policy, name, incl
     # or XLA's lowering.
     if (type(tensor) is _EagerTensor and type(indices) is _EagerTensor
             and type(updates) is _EagerTensor and bad_indices_policy == "" and include_self is True
-            and indices_are_sorted is False and unique_indices is False
             and tf.executing_eagerly() and not _calls.emitting_stock()):
         dtype = tensor._datatype_enum()
         if (dtype in _convert.ENUM_SETS[op] and indices._datatype_enum() in _convert.INDEX_ENUMS
@@ -58,11 +43,10 @@ def _tensor_scatter(op, tensor, indices, updates, bad_indices_policy, name, incl
         _convert.check_dtype(op, tensor.dtype)
         indices = _convert.indices(indices)
         updates = _convert.tensor(updates, dtype=tensor.dtype, name="updates")
-        hints = _hints(indices_are_sorted, unique_indices)
         if not _check_include_self(include_self):
-            tensor = _exclude_self(op, tensor, indices, updates, policy, hints)
+            tensor = _exclude_self(op, tensor, indices, updates, policy)
         out = _calls.raw_op(op)(tensor=tensor, indices=indices, updates=updates,
-                                bad_indices_policy=policy, **hints)
+                                bad_indices_policy=policy)
         if in_xla_context() and out.op.type.startswith("TfScatter>"):
             xla_sites.mark_scatter(out, tensor)
         return out
@@ -87,25 +71,22 @@ def _identity(op, dtype):
     return tf.constant(dtype.max if is_min else dtype.min, dtype)
 
 
-def _exclude_self(op, tensor, indices, updates, policy, hints):
+def _exclude_self(op, tensor, indices, updates, policy):
     """include_self=False (PyTorch's scatter_reduce): `tensor` with the
     reduction's identity at the slots the updates reach, so that only the
     updates reduce there; other slots keep their value."""
     fill = tf.fill(tf.shape(updates), _identity(op, tensor.dtype))
-    return tensor_scatter_nd_update(tensor, indices, fill, bad_indices_policy=policy, **hints)
+    return tensor_scatter_nd_update(tensor, indices, fill, bad_indices_policy=policy)
 
 
 @public
-def scatter_nd(indices, updates, shape, bad_indices_policy="", name=None,
-               indices_are_sorted=False, unique_indices=False):
+def scatter_nd(indices, updates, shape, bad_indices_policy="", name=None):
     """Scatters `updates` into a new zero tensor of `shape` at `indices`.
 
     Like `tf.scatter_nd`: duplicates accumulate in index order (strings
     concatenate, bools OR). Index depth may be 0..rank; indices may be int16,
     int32 or int64, and `shape` is cast to the wider of its and the indices'
-    dtype instead of failing on a mismatch. `indices_are_sorted` /
-    `unique_indices` promise that the rows' destinations are sorted /
-    distinct (checked; see tensor_scatter_nd_add).
+    dtype instead of failing on a mismatch.
     """
     policy = _convert.check_policy(bad_indices_policy)
     with _convert.scope(name or "scatter_nd"):
@@ -122,9 +103,8 @@ def scatter_nd(indices, updates, shape, bad_indices_policy="", name=None,
         # XLA needs the shape at compile time. TensorFlow's op has it made a
         # constant of the compiled function; ours must find it in the graph.
         xla_ours = not in_xla_context() or tf.get_static_value(shape) is not None
-        return _calls.raw_op("scatter_nd", xla_ours)(
-            indices=indices, updates=updates, shape=shape, bad_indices_policy=policy,
-            **_hints(indices_are_sorted, unique_indices, xla_ours))
+        return _calls.raw_op("scatter_nd", xla_ours)(indices=indices, updates=updates, shape=shape,
+                                                     bad_indices_policy=policy)
 
 
 # The reductions that take include_self (PyTorch's scatter_reduce's): with
@@ -137,27 +117,17 @@ def _tensor_scatter_function(op, doc):
     """One public tensor_scatter_nd_* function with TensorFlow's signature:
     (tensor, indices, updates, bad_indices_policy="", name=None), except
     tf.tensor_scatter_nd_update, whose 4th parameter is `name`; there
-    bad_indices_policy comes after it, as in our gather_nd. Then
-    include_self (the reductions) and the promises about the index rows,
-    indices_are_sorted and unique_indices (JAX's names): with one given, the
-    CPU kernel skips its grouping pass and checks the promise instead (an
-    InvalidArgumentError naming the first row that breaks it; under
-    bad_indices_policy="IGNORE" the rows are then applied as without it)."""
+    bad_indices_policy comes last, as in our gather_nd."""
     if op == "tensor_scatter_nd_update":
-        def f(tensor, indices, updates, name=None, bad_indices_policy="",
-              indices_are_sorted=False, unique_indices=False):
-            return _tensor_scatter(op, tensor, indices, updates, bad_indices_policy, name,
-                                   True, indices_are_sorted, unique_indices)
+        def f(tensor, indices, updates, name=None, bad_indices_policy=""):
+            return _tensor_scatter(op, tensor, indices, updates, bad_indices_policy, name)
     elif op.rsplit("_", 1)[1] in _REDUCES_SELF:
-        def f(tensor, indices, updates, bad_indices_policy="", name=None, include_self=True,
-              indices_are_sorted=False, unique_indices=False):
+        def f(tensor, indices, updates, bad_indices_policy="", name=None, include_self=True):
             return _tensor_scatter(op, tensor, indices, updates, bad_indices_policy, name,
-                                   include_self, indices_are_sorted, unique_indices)
+                                   include_self)
     else:
-        def f(tensor, indices, updates, bad_indices_policy="", name=None,
-              indices_are_sorted=False, unique_indices=False):
-            return _tensor_scatter(op, tensor, indices, updates, bad_indices_policy, name,
-                                   True, indices_are_sorted, unique_indices)
+        def f(tensor, indices, updates, bad_indices_policy="", name=None):
+            return _tensor_scatter(op, tensor, indices, updates, bad_indices_policy, name)
     f.__name__ = f.__qualname__ = op
     f.__doc__ = doc
     return public(f)
@@ -194,7 +164,7 @@ tensor_scatter_nd_div = _tensor_scatter_function(
 
 @public
 def tensor_scatter_nd_mean(tensor, indices, updates, bad_indices_policy="", name=None,
-                           include_self=True, indices_are_sorted=False, unique_indices=False):
+                           include_self=True):
     """Copy of `tensor` where each slot the updates reach holds the mean of
     its updates and, with include_self (PyTorch's scatter_reduce "mean"),
     its own value; other slots keep theirs. Integers divide with truncation
@@ -206,13 +176,11 @@ def tensor_scatter_nd_mean(tensor, indices, updates, bad_indices_policy="", name
         _convert.check_dtype("tensor_scatter_nd_add", tensor.dtype, "tensor_scatter_nd_mean")
         indices = _convert.indices(indices)
         updates = _convert.tensor(updates, dtype=tensor.dtype, name="updates")
-        hints = {"indices_are_sorted": indices_are_sorted, "unique_indices": unique_indices}
         sums = tensor_scatter_nd_add(tensor, indices, updates, bad_indices_policy=policy,
-                                     include_self=include_self, **hints)
+                                     include_self=include_self)
         depth = tf.shape(indices)[-1]
         rows = tf.ones(tf.shape(indices)[:-1], tf.int32)
-        count = scatter_nd(indices, rows, tf.shape(tensor)[:depth], bad_indices_policy=policy,
-                           **hints)
+        count = scatter_nd(indices, rows, tf.shape(tensor)[:depth], bad_indices_policy=policy)
         count = tf.reshape(count + int(include_self), tf.concat(
             [tf.shape(count), tf.ones([tf.rank(tensor) - depth], tf.int32)], 0))
         count = tf.cast(tf.maximum(count, 1), tensor.dtype)  # untouched slots: x / 1

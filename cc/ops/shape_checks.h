@@ -122,23 +122,6 @@ inline std::string BadIndex(const std::vector<int64_t>& position,
                       gather ? "param shape " : "shape ", target);
 }
 
-// For a false indices_are_sorted / unique_indices: the first row that
-// breaks the promise.
-inline std::string FalseHint(int64_t row, const std::vector<int64_t>& coords, bool sorted,
-                             bool unique) {
-  const std::string index =
-      absl::StrCat("indices[", row, "] = [", absl::StrJoin(coords, ", "), "]");
-  if (sorted && unique) {
-    return absl::StrCat("indices_are_sorted=True and unique_indices=True, but ", index,
-                        " is not after the previous row's index");
-  }
-  if (sorted) {
-    return absl::StrCat("indices_are_sorted=True, but ", index,
-                        " comes before the previous row's index");
-  }
-  return absl::StrCat("unique_indices=True, but ", index, " repeats an earlier row's index");
-}
-
 // TensorFlow's, for a gather of rows from params with no elements.
 inline std::string EmptyParams(const std::string& params) {
   return absl::StrCat(

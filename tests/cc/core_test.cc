@@ -4,8 +4,7 @@
 // and checks Linearize + ScatterCpu + GatherCpu, and SortedSegmentCpu (both
 // orders, gathered or not, gaps, long runs split by columns) against naive
 // per-segment loops, and the scatters against the serial reference
-// the GPU harness uses too (cases.h), bitwise, for every reducer (and the
-// hinted core, scatter_hinted.h, against the unhinted), several element types
+// the GPU harness uses too (cases.h), bitwise, for every reducer, several element types
 // (wrapping ints, floats with NaN, bool, complex, std::string), duplicates,
 // bad rows (negative, too large, int64 extremes), zero sizes, every init
 // mode, and a Parallel backed by std::thread with random splits. Built with
@@ -34,7 +33,6 @@
 #include "common/reducers.h"
 #include "cpu/gather_cpu.h"
 #include "cpu/scatter_cpu.h"
-#include "cpu/scatter_hinted.h"
 #include "cpu/segment_cpu.h"
 #include "cases.h"
 #include "thread_pool.h"
@@ -759,85 +757,12 @@ void SortedSegments(std::mt19937_64& rng) {
   }
 }
 
-// The hinted core (indices_are_sorted, unique_indices): depth-1 rows made
-// sorted and/or unique (some bad under IGNORE), on the pool or random
-// thread splits, equal bitwise to the unhinted core; a broken promise
-// returns kFalseHint naming the first row that breaks it (the naive loop's),
-// with the output untouched.
-void HintedCase(std::mt19937_64& rng) {
-  const bool sorted = rng() % 2, unique = !sorted || rng() % 2, ignore = rng() % 2;
-  const int64_t nslots = 1 + rng() % 3000, slice = 1 + rng() % (rng() % 4 ? 4 : 300);
-  int64_t n = unique ? rng() % (nslots + 1) : rng() % 5000;
-  std::vector<int64_t> idx(n);
-  if (unique) {  // distinct slots: a partial shuffle
-    std::vector<int64_t> all(nslots);
-    for (int64_t k = 0; k < nslots; ++k) all[k] = k;
-    for (int64_t k = 0; k < n; ++k) std::swap(all[k], all[k + rng() % (nslots - k)]);
-    std::copy(all.begin(), all.begin() + n, idx.begin());
-  } else {
-    for (int64_t& v : idx) v = rng() % nslots;
-  }
-  if (sorted) std::sort(idx.begin(), idx.end());
-  if (ignore) {
-    for (int64_t& v : idx) if (rng() % 50 == 0) v = rng() % 2 ? -1 : nslots + 3;
-  }
-  const bool broken = n > 1 && rng() % 4 == 0;
-  if (broken) std::swap(idx[rng() % n], idx[rng() % n]);
-  if (broken && unique && !sorted) idx[rng() % n] = idx[rng() % n];
-  // the naive check: the first kept row that breaks the promise
-  int64_t want_false = -1, previous = -1;
-  std::vector<bool> seen(nslots);
-  for (int64_t i = 0; i < n && want_false < 0; ++i) {
-    const int64_t v = idx[i];
-    if (v < 0 || v >= nslots) continue;
-    if ((sorted && previous >= 0 && (v < previous || (unique && v == previous))) ||
-        (!sorted && seen[v])) {
-      want_false = i;
-    }
-    seen[v] = true;
-    previous = v;
-  }
-  const int64_t dims[1] = {nslots}, strides[1] = {1};
-  const tso::CpuCall call =
-      Call(tso::MakeIndexRows<int64_t>(idx.data(), n, 1, dims, strides), slice, nslots);
-  std::vector<double> upd(n * slice), init(nslots * slice);
-  for (double& v : upd) v = RandomValue<double>(rng);
-  for (double& v : init) v = RandomValue<double>(rng);
-  std::vector<double> want = init, got = init;
-  HeapScratch heap;
-  const tso::Parallel serial = Serial();
-  const int64_t want_bad = tso::ScatterCpu<double, tso::AddOp>(
-      call, true, upd.data(), nullptr, tso::Init::kInPlace, want.data(), serial, heap);
-  const int threads = 1 + rng() % 6;
-  const tso::Parallel par = rng() % 2 ? PoolParallel(threads) : ThreadParallel(threads, rng());
-  tso::ScatterHints hints;
-  hints.sorted = sorted;
-  hints.unique = unique;
-  const int64_t bad = tso::ScatterHinted<double, tso::AddOp>(
-      call, /*ignore=*/true, &hints, upd.data(), nullptr, tso::Init::kInPlace, got.data(), par,
-      heap);
-  if (want_false >= 0) {
-    CHECK(bad == tso::kFalseHint && hints.false_at == want_false,
-          "hinted (sorted %d unique %d): %lld / row %lld, want the false hint at row %lld", sorted,
-          unique, (long long)bad, (long long)hints.false_at, (long long)want_false);
-    CHECK(std::memcmp(got.data(), init.data(), init.size() * sizeof(double)) == 0,
-          "hinted: a false hint wrote the output");
-    return;
-  }
-  CHECK(bad == want_bad, "hinted: first bad row %lld, want %lld", (long long)bad,
-        (long long)want_bad);
-  CHECK(std::memcmp(got.data(), want.data(), want.size() * sizeof(double)) == 0,
-        "hinted (sorted %d unique %d): %lld rows into %lld x %lld, %d threads differ", sorted,
-        unique, (long long)n, (long long)nslots, (long long)slice, threads);
-}
-
 int main(int argc, char** argv) {
   const int64_t cases = argc > 1 ? std::atoll(argv[1]) : 3000;
   const uint64_t seed = argc > 2 ? std::strtoull(argv[2], nullptr, 10) : 12345;
   std::mt19937_64 rng(seed);
   FixedCases();
   SortedSegments(rng);
-  for (int c = 0; c < 300; ++c) HintedCase(rng);
   EveryIsa();
   const std::vector<tso::Isa> isas = CpuIsas();
   int64_t case_no = 0;

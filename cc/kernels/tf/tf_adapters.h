@@ -51,11 +51,6 @@ Status PrepareCpuCall(const Tensor& indices, const ScatterForm& f,
 Status BadRowError(const Tensor& indices, const ScatterForm& f, int64_t row,
                    const TensorShape& target, bool gather);
 
-// The error for a false indices_are_sorted (`sorted`) / unique_indices
-// (`unique`): `row`, the first row that breaks it, by its index values.
-Status FalseHintError(const Tensor& indices, const ScatterForm& f, int64_t row, bool sorted,
-                      bool unique);
-
 // The same from the row's index values `coords`.
 Status BadIndexError(const TensorShape& indices, int64_t row,
                      const std::vector<int64_t>& coords,
