@@ -11,10 +11,12 @@ One pass computes both. The positions (int64, shaped like the output) count
 the update rows: data's rows as segment_ids' elements in row-major order, or
 indices' outer dims in row-major order. Per output element:
 
-- ties: the first row in index order holds it;
+- ties: the first row in index order holds it, and the value is that row's
+  own (the sign of a zero, a NaN's bits);
 - NaN is greater (smaller) than every number, as in NumPy's argmax: the
-  first NaN wins (unsorted_segment_max's value there follows TensorFlow's
-  segment kernels instead, which a later number can replace);
+  first NaN wins (unsorted_segment_max's value follows TensorFlow's segment
+  kernels instead: a later number replaces a NaN, -inf alone gives the
+  dtype's lowest value);
 - an empty segment: the dtype's lowest (highest) value, position -1;
 - tensor_scatter_nd_*: the tensor's own value stays, with position -1,
   unless an update is strictly greater (smaller) or a NaN.
@@ -24,7 +26,8 @@ tensor_scatter_nd_*'s. The gradient of the value goes to the winning row
 alone (TensorFlow's segment max splits it between ties), or to the tensor
 where it stayed; the positions have none. The kernel is the CPU's; under XLA,
 inside stock_ops() and on a GPU the functions are TensorFlow's scatter and
-segment max/min with gathers and element-wise ops (same results).
+segment max/min with gathers and element-wise ops (same results, same
+gradient).
 """
 
 import collections
@@ -123,19 +126,44 @@ tensor_scatter_nd_min_with_argmin, tensor_scatter_nd_argmin = _scatter_functions
     "tensor_scatter_nd_min_with_argmin", "min")
 
 
+def value_gradient(grad, positions, updates, outer, segment):
+    """The gradient of the value (for its gradient `grad`) with respect to the
+    updates (a segment's data) and, unless `segment`, the tensor: each
+    element's gradient goes to element (position, column) of the updates, the
+    rows of the shape `outer` (int64), by one scatter with no duplicates (no
+    two elements share a row's element); the tensor's where its value stayed
+    (position -1). Its cost is the output's and the updates' size."""
+    rows = tf.reduce_prod(outer)
+    width = tf.reduce_prod(tf.shape(updates, tf.int64)[tf.size(outer):])  # a row's elements
+    flat = tf.reshape(positions, [-1])
+    column = tf.range(tf.size(flat, tf.int64)) % tf.maximum(width, 1)
+    # an element no row holds (-1) goes to a negative index, which IGNORE drops
+    to = tf.where(flat < 0, tf.constant(-1, tf.int64), flat * width + column)
+    # (into at least one element: a scatter into none takes no rows at all;
+    # the slice of a whole tensor is that tensor, no copy)
+    size = rows * width
+    d_flat = ops.scatter_nd(to[:, tf.newaxis], tf.reshape(grad, [-1]),
+                            tf.maximum(size, 1)[tf.newaxis], bad_indices_policy="IGNORE")
+    d_updates = tf.reshape(d_flat[:size], tf.shape(updates))
+    if segment:
+        return d_updates, None
+    return d_updates, tf.where(positions < 0, grad, tf.zeros_like(grad))
+
+
 # The same with TensorFlow's ops (our wrappers, which lower to them under XLA
-# and inside stock_ops()): the tests' second opinion, and the benchmarks'.
+# and inside stock_ops()), with the same gradient: the functions' form there,
+# the tests' second opinion.
 
 def _is_max(op):
     return "_max_" in op
 
 
-def _extreme(dtype, op, worst):
-    """The dtype's lowest value for a max (`worst`) or highest, else the other."""
-    low = dtype.min if dtype.is_integer else -dtype.max
-    high = dtype.max
-    return tf.constant((low if _is_max(op) else high) if worst else
-                       (high if _is_max(op) else low), dtype)
+def _worst(dtype, op):
+    """What every value beats: -inf (+inf for a min) for floats, else the
+    dtype's lowest (highest) value."""
+    if dtype.is_floating:
+        return tf.constant(float("-inf") if _is_max(op) else float("inf"), dtype)
+    return tf.constant(dtype.min if _is_max(op) else dtype.max, dtype)
 
 
 def _takes(op, upd, out):
@@ -146,14 +174,21 @@ def _takes(op, upd, out):
     return beats
 
 
-def _best(op, values, reduce):
-    """reduce(values with NaN as the worst value) and where any NaN went:
-    NaN there (the reduction NaN wins)."""
+def _without_nan(op, values):
+    """values with NaN as the worst value, and 1 + 2 * isnan (int32) per value:
+    its max over an element says whether any value and any NaN reached it."""
     if not values.dtype.is_floating:
-        return reduce(values), None
+        return values, tf.ones(tf.shape(values), tf.int32)
     nan = tf.math.is_nan(values)
-    best = reduce(tf.where(nan, _extreme(values.dtype, op, worst=True), values))
-    return best, nan
+    return (tf.where(nan, _worst(values.dtype, op), values),
+            1 + 2 * tf.cast(nan, tf.int32))
+
+
+def _with_nan(best, code):
+    """best, NaN where a NaN reached (code >= 3)."""
+    if not best.dtype.is_floating:
+        return best
+    return tf.where(code >= 3, tf.constant(float("nan"), best.dtype), best)
 
 
 def _matches(values, best_at):
@@ -168,51 +203,83 @@ def _row_positions(outer, like):
     """Each element's row number (int64, rows in row-major order of the shape
     `outer`), broadcast to `like`'s shape."""
     rows = tf.reshape(tf.range(tf.reduce_prod(outer), dtype=tf.int64), outer)
-    trailing = tf.ones([tf.rank(like) - tf.size(outer)], tf.int32)
+    trailing = tf.ones([tf.rank(like) - tf.size(outer)], outer.dtype)
     return tf.broadcast_to(tf.reshape(rows, tf.concat([outer, trailing], 0)), tf.shape(like))
+
+
+def _at_positions(values, outer, positions, otherwise):
+    """values' element (position, column) where position >= 0, else
+    `otherwise`: the held value with the row's own bits (NaN payload, the sign
+    of zero)."""
+    width = tf.reduce_prod(tf.shape(values, tf.int64)[tf.size(outer):])
+    column = tf.reshape(tf.range(tf.size(positions, tf.int64)) % tf.maximum(width, 1),
+                        tf.shape(positions))
+    at = tf.gather(tf.reshape(values, [-1]), tf.maximum(positions, 0) * width + column)
+    return tf.where(positions >= 0, at, otherwise)
+
+
+def _first(candidates_min, none):
+    """-1 where no row matched."""
+    # tf.equal, not ==: in a graph outside a function (export) == compares identity
+    return tf.where(tf.equal(candidates_min, none), tf.constant(-1, tf.int64), candidates_min)
 
 
 def composed_segments(op, data, segment_ids, num_segments, policy=""):
     """(value, positions) of unsorted_segment_*_with_arg* from segment max/min,
-    gathers and element-wise ops."""
-    reduce_name = "unsorted_segment_max" if _is_max(op) else "unsorted_segment_min"
-    reduce = getattr(segments, reduce_name)
+    gathers and element-wise ops, with the kernel's gradient."""
+    reduce = segments.unsorted_segment_max if _is_max(op) else segments.unsorted_segment_min
+    outer = tf.shape(segment_ids, tf.int64)
 
-    def by_segment(x):
-        return reduce(x, segment_ids, num_segments, bad_indices_policy=policy)
-    best, nan = _best(op, data, by_segment)
-    if nan is not None:
-        any_nan = segments.unsorted_segment_max(tf.cast(nan, tf.int32), segment_ids,
-                                                num_segments, bad_indices_policy=policy) > 0
-        best = tf.where(any_nan, tf.constant(float("nan"), data.dtype), best)
-    ids = segment_ids[..., tf.newaxis]
-    best_at = ops.gather_nd(best, ids, bad_indices_policy="IGNORE")
-    candidates = tf.where(_matches(data, best_at),
-                          _row_positions(tf.shape(segment_ids), data), _NO_ROW)
-    first = segments.unsorted_segment_min(candidates, segment_ids, num_segments,
-                                          bad_indices_policy=policy)
-    # tf.equal, not ==: in a graph outside a function (export) == compares identity
-    return best, tf.where(tf.equal(first, _NO_ROW), tf.constant(-1, tf.int64), first)
+    @tf.custom_gradient
+    def f(data):
+        clean, code = _without_nan(op, data)
+        # an empty segment holds the dtype's lowest (highest) value, as the kernel's
+        best = reduce(clean, segment_ids, num_segments, bad_indices_policy=policy)
+        code = segments.unsorted_segment_max(code, segment_ids, num_segments,
+                                             bad_indices_policy=policy)
+        if data.dtype.is_floating:  # -inf alone (+inf, min): the segment max says lowest()
+            worst = _worst(data.dtype, op)
+            beyond = segments.unsorted_segment_max(
+                tf.cast(tf.not_equal(clean, worst), tf.int32), segment_ids, num_segments,
+                bad_indices_policy=policy)
+            best = tf.where((code >= 1) & (beyond < 1), worst, best)
+        best = _with_nan(best, code)
+        best_at = ops.gather_nd(best, segment_ids[..., tf.newaxis], bad_indices_policy="IGNORE")
+        candidates = tf.where(_matches(data, best_at), _row_positions(outer, data), _NO_ROW)
+        positions = _first(segments.unsorted_segment_min(
+            candidates, segment_ids, num_segments, bad_indices_policy=policy), _NO_ROW)
+        value = _at_positions(data, outer, positions, best)
+
+        def grad(g, unused_positions_grad=None):
+            return value_gradient(g, positions, data, outer, segment=True)[0]
+        return (value, positions), grad
+    return f(data)
 
 
 def composed_scatter(op, tensor, indices, updates, policy=""):
     """(value, positions) of tensor_scatter_nd_*_with_arg* from tensor scatter
-    max/min, gathers and element-wise ops."""
+    max/min, gathers and element-wise ops, with the kernel's gradient."""
     scatter = ops.tensor_scatter_nd_max if _is_max(op) else ops.tensor_scatter_nd_min
-    worst = tf.fill(tf.shape(tensor), _extreme(tensor.dtype, op, worst=True))
-    best, nan = _best(op, updates, lambda u: scatter(worst, indices, u, bad_indices_policy=policy))
-    flags = tf.zeros(tf.shape(tensor), tf.int32)
-    touched = ops.tensor_scatter_nd_max(flags, indices, tf.ones(tf.shape(updates), tf.int32),
-                                        bad_indices_policy=policy) > 0
-    if nan is not None:
-        any_nan = ops.tensor_scatter_nd_max(flags, indices, tf.cast(nan, tf.int32),
-                                            bad_indices_policy=policy) > 0
-        best = tf.where(any_nan, tf.constant(float("nan"), tensor.dtype), best)
-    updated = touched & _takes(op, best, tensor)
-    best_at = ops.gather_nd(best, indices, bad_indices_policy="IGNORE")
-    candidates = tf.where(_matches(updates, best_at),
-                          _row_positions(tf.shape(indices)[:-1], updates), _NO_ROW)
-    first = ops.tensor_scatter_nd_min(tf.fill(tf.shape(tensor), _NO_ROW), indices, candidates,
-                                      bad_indices_policy=policy)
-    return (tf.where(updated, best, tensor),
-            tf.where(updated, first, tf.constant(-1, tf.int64)))
+    outer = tf.shape(indices, tf.int64)[:-1]
+
+    @tf.custom_gradient
+    def f(tensor, updates):
+        clean, code = _without_nan(op, updates)
+        best = scatter(tf.fill(tf.shape(tensor), _worst(tensor.dtype, op)), indices, clean,
+                       bad_indices_policy=policy)
+        code = ops.tensor_scatter_nd_max(tf.zeros(tf.shape(tensor), tf.int32), indices, code,
+                                         bad_indices_policy=policy)
+        best = _with_nan(best, code)
+        updated = (code >= 1) & _takes(op, best, tensor)
+        best_at = ops.gather_nd(best, indices, bad_indices_policy="IGNORE")
+        candidates = tf.where(_matches(updates, best_at), _row_positions(outer, updates), _NO_ROW)
+        first = ops.tensor_scatter_nd_min(tf.fill(tf.shape(tensor), _NO_ROW), indices, candidates,
+                                          bad_indices_policy=policy)
+        positions = tf.where(updated, first, tf.constant(-1, tf.int64))
+        value = _at_positions(updates, outer, positions, tensor)
+
+        def grad(g, unused_positions_grad=None):
+            d_updates, d_tensor = value_gradient(g, positions, updates, outer, segment=False)
+            return d_tensor, d_updates
+        return (value, positions), grad
+    return f(tensor, updates)

@@ -260,34 +260,19 @@ def _groupwise_second_order(op, grad):
 
 def _arg_grad(op, grad, unused_positions_grad):
     """*_with_argmax / _argmin: the value's gradient to the update row that
-    holds it alone, the tensor's where its value stayed; the positions
-    (integers) have none. Each element's gradient is scattered to element
-    (position, column) of the updates: no two elements share one, so the
-    scatter has no duplicates, and its cost is the output's and the
-    updates' size."""
+    holds it alone (argminmax.value_gradient), the tensor's where its value
+    stayed; the positions (integers) have none."""
     if grad is None:
         return [None] * 3
-    positions = op.outputs[1]
-    segment = _table.BY_PY[argminmax.py_of(op.type)].kind == "ArgSegment"
-    if segment:  # data, segment_ids, num_segments
-        updates, outer = op.inputs[0], tf.shape(op.inputs[1], tf.int64)
-    else:  # tensor, indices, updates
-        updates, outer = op.inputs[2], tf.shape(op.inputs[1], tf.int64)[:-1]
-    rows = tf.reduce_prod(outer)
-    width = tf.reduce_prod(tf.shape(updates, tf.int64)[tf.size(outer):])  # a row's elements
-    flat = tf.reshape(positions, [-1])
-    column = tf.range(tf.size(flat, tf.int64)) % tf.maximum(width, 1)
-    # an element no row holds (-1) goes to a negative index, which IGNORE drops
-    to = tf.where(flat < 0, tf.constant(-1, tf.int64), flat * width + column)
-    # (into at least one element: a scatter into none takes no rows at all;
-    # the slice of a whole tensor is that tensor, no copy)
-    size = rows * width
-    d_flat = ops.scatter_nd(to[:, tf.newaxis], tf.reshape(grad, [-1]),
-                            tf.maximum(size, 1)[tf.newaxis], bad_indices_policy="IGNORE")
-    d_updates = tf.reshape(d_flat[:size], tf.shape(updates))
-    if segment:
-        return [d_updates, None, None]
-    return [tf.where(positions < 0, grad, tf.zeros_like(grad)), None, d_updates]
+    if _table.BY_PY[argminmax.py_of(op.type)].kind == "ArgSegment":  # data, ids, num
+        data, ids = op.inputs[0], op.inputs[1]
+        d_data, _ = argminmax.value_gradient(grad, op.outputs[1], data,
+                                             tf.shape(ids, tf.int64), segment=True)
+        return [d_data, None, None]
+    indices, updates = op.inputs[1], op.inputs[2]  # tensor, indices, updates
+    d_updates, d_tensor = argminmax.value_gradient(
+        grad, op.outputs[1], updates, tf.shape(indices, tf.int64)[:-1], segment=False)
+    return [d_tensor, None, d_updates]
 
 
 # The rules by the op table's gradient column, registered for every row.

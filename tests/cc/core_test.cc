@@ -4,7 +4,8 @@
 // and checks Linearize + ScatterCpu + GatherCpu, and SortedSegmentCpu (both
 // orders, gathered or not, gaps, long runs split by columns) against naive
 // per-segment loops, and the scatters against the serial reference
-// the GPU harness uses too (cases.h), bitwise, for every reducer, several element types
+// the GPU harness uses too (cases.h), bitwise, for every reducer (and the arg
+// core, arg_scatter_cpu.h, against its naive loop), several element types
 // (wrapping ints, floats with NaN, bool, complex, std::string), duplicates,
 // bad rows (negative, too large, int64 extremes), zero sizes, every init
 // mode, and a Parallel backed by std::thread with random splits. Built with
@@ -31,6 +32,7 @@
 #include "cpu/index_linearize.h"
 #include "cpu/parallel.h"
 #include "common/reducers.h"
+#include "cpu/arg_scatter_cpu.h"
 #include "cpu/gather_cpu.h"
 #include "cpu/scatter_cpu.h"
 #include "cpu/segment_cpu.h"
@@ -757,12 +759,80 @@ void SortedSegments(std::mt19937_64& rng) {
   }
 }
 
+// The arg core (cpu/arg_scatter_cpu.h) against a naive loop over the rows in
+// index order with common/arg_reducers.h's rule: values with ties and NaN,
+// seeded (a tensor's values) or empty (segments), bad rows dropped, on the
+// pool or random thread splits, slices short (slot ranges per thread) and
+// long (columns per thread).
+template <typename Op>
+void ArgCase(std::mt19937_64& rng) {
+  const bool seeded = rng() % 2;
+  const int64_t slice = 1 + rng() % (rng() % 8 ? 8 : tso::kColumnSplitSlice + 50);
+  const int64_t nslots = 1 + rng() % (rng() % 4 && slice <= 8 ? 2000 : 3);
+  const int64_t n = rng() % (300000 / slice + 1);
+  std::vector<int64_t> idx(n);
+  for (int64_t& v : idx) v = rng() % 40 == 0 ? -1 - int64_t(rng() % 3) : int64_t(rng() % nslots);
+  std::vector<float> upd(n * slice), init(nslots * slice);
+  const auto value = [&]() {
+    return rng() % 50 == 0 ? std::numeric_limits<float>::quiet_NaN() : float(rng() % 7);
+  };
+  for (float& v : upd) v = value();
+  for (float& v : init) v = value();
+  std::vector<float> want = init;
+  std::vector<int64_t> want_arg(init.size(), -1);
+  int64_t want_bad = -1;
+  for (int64_t i = 0; i < n; ++i) {
+    if (idx[i] < 0) {
+      if (want_bad < 0) want_bad = i;
+      continue;
+    }
+    for (int64_t j = 0; j < slice; ++j) {
+      float& out = want[idx[i] * slice + j];
+      int64_t& arg = want_arg[idx[i] * slice + j];
+      const float u = upd[i * slice + j];
+      const bool beats = std::is_same<Op, tso::ArgMaxOp>::value ? out < u : u < out;
+      if ((!seeded && arg < 0) || beats || (std::isnan(u) && !std::isnan(out))) {
+        out = u;
+        arg = i;
+      }
+    }
+  }
+  const int64_t dims[1] = {nslots}, strides[1] = {1};
+  const tso::CpuCall call =
+      Call(tso::MakeIndexRows<int64_t>(idx.data(), n, 1, dims, strides), slice, nslots);
+  std::vector<float> got = init;
+  std::vector<int64_t> got_arg(init.size(), -1);
+  const int threads = 1 + rng() % 6;
+  const tso::Parallel par = rng() % 2 ? PoolParallel(threads) : ThreadParallel(threads, rng());
+  HeapScratch heap;
+  const int64_t bad = tso::ArgScatterCpu<float, Op>(call, /*ignore=*/true, seeded, upd.data(),
+                                                    got.data(), got_arg.data(), par, heap);
+  CHECK(bad == want_bad, "arg: first bad row %lld, want %lld", (long long)bad, (long long)want_bad);
+  if (want_bad >= 0) {  // under ERROR: nothing written
+    std::vector<float> kept = init;
+    std::vector<int64_t> kept_arg(init.size(), -1);
+    const int64_t strict = tso::ArgScatterCpu<float, Op>(call, /*ignore=*/false, seeded, upd.data(),
+                                                         kept.data(), kept_arg.data(), par, heap);
+    CHECK(strict == want_bad && kept_arg == std::vector<int64_t>(init.size(), -1) &&
+              std::memcmp(kept.data(), init.data(), init.size() * sizeof(float)) == 0,
+          "arg: a bad row under ERROR wrote the output");
+  }
+  CHECK(got_arg == want_arg && std::memcmp(got.data(), want.data(), want.size() * sizeof(float)) == 0,
+        "arg %s: %lld rows into %lld x %lld, %d threads, seeded %d", 
+        std::is_same<Op, tso::ArgMaxOp>::value ? "max" : "min", (long long)n, (long long)nslots,
+        (long long)slice, threads, seeded);
+}
+
 int main(int argc, char** argv) {
   const int64_t cases = argc > 1 ? std::atoll(argv[1]) : 3000;
   const uint64_t seed = argc > 2 ? std::strtoull(argv[2], nullptr, 10) : 12345;
   std::mt19937_64 rng(seed);
   FixedCases();
   SortedSegments(rng);
+  for (int c = 0; c < 40; ++c) {
+    ArgCase<tso::ArgMaxOp>(rng);
+    ArgCase<tso::ArgMinOp>(rng);
+  }
   EveryIsa();
   const std::vector<tso::Isa> isas = CpuIsas();
   int64_t case_no = 0;
