@@ -175,20 +175,23 @@ def _takes(op, upd, out):
 
 
 def _without_nan(op, values):
-    """values with NaN as the worst value, and 1 + 2 * isnan (int32) per value:
-    its max over an element says whether any value and any NaN reached it."""
+    """values with NaN as the worst value, and a code (int32) per value whose
+    max over an element says what reached it: 1 + 2 * (beyond the worst value,
+    -inf for a max) + 4 * isnan, so >= 1: any value, >= 3: any beyond the
+    worst or NaN, >= 5: a NaN (an empty element holds int32's lowest)."""
     if not values.dtype.is_floating:
-        return values, tf.ones(tf.shape(values), tf.int32)
+        return values, 3 * tf.ones(tf.shape(values), tf.int32)
     nan = tf.math.is_nan(values)
-    return (tf.where(nan, _worst(values.dtype, op), values),
-            1 + 2 * tf.cast(nan, tf.int32))
+    clean = tf.where(nan, _worst(values.dtype, op), values)
+    beyond = tf.not_equal(clean, _worst(values.dtype, op))
+    return clean, 1 + 2 * tf.cast(beyond, tf.int32) + 4 * tf.cast(nan, tf.int32)
 
 
 def _with_nan(best, code):
-    """best, NaN where a NaN reached (code >= 3)."""
+    """best, NaN where a NaN reached."""
     if not best.dtype.is_floating:
         return best
-    return tf.where(code >= 3, tf.constant(float("nan"), best.dtype), best)
+    return tf.where(code >= 5, tf.constant(float("nan"), best.dtype), best)
 
 
 def _matches(values, best_at):
@@ -237,13 +240,8 @@ def composed_segments(op, data, segment_ids, num_segments, policy=""):
         best = reduce(clean, segment_ids, num_segments, bad_indices_policy=policy)
         code = segments.unsorted_segment_max(code, segment_ids, num_segments,
                                              bad_indices_policy=policy)
-        if data.dtype.is_floating:  # -inf alone (+inf, min): the segment max says lowest()
-            worst = _worst(data.dtype, op)
-            beyond = segments.unsorted_segment_max(
-                tf.cast(tf.not_equal(clean, worst), tf.int32), segment_ids, num_segments,
-                bad_indices_policy=policy)
-            best = tf.where((code >= 1) & (beyond < 1), worst, best)
-        best = _with_nan(best, code)
+        # -inf alone (+inf for a min): the segment max says the dtype's lowest value
+        best = _with_nan(tf.where(tf.equal(code, 1), _worst(data.dtype, op), best), code)
         best_at = ops.gather_nd(best, segment_ids[..., tf.newaxis], bad_indices_policy="IGNORE")
         candidates = tf.where(_matches(data, best_at), _row_positions(outer, data), _NO_ROW)
         positions = _first(segments.unsorted_segment_min(
