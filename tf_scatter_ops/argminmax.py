@@ -34,7 +34,7 @@ import collections
 
 import tensorflow as tf
 
-from tf_scatter_ops import _calls, _convert, _stock_forms, _table, groupwise, ops, segments
+from tf_scatter_ops import _calls, _convert, _table, groupwise, ops, segments
 
 MaxWithArgmax = collections.namedtuple("MaxWithArgmax", ["output", "argmax"])
 MinWithArgmin = collections.namedtuple("MinWithArgmin", ["output", "argmin"])
@@ -50,8 +50,12 @@ def py_of(op_type):
 _PY = {"TfScatter>" + row.op: row.py for row in _table.ARG_REDUCTIONS}
 
 
+def _is_max(op):
+    return "_max_" in op
+
+
 def _result(op, output, positions):
-    return (MaxWithArgmax if "_max_" in op else MinWithArgmin)(output, positions)
+    return (MaxWithArgmax if _is_max(op) else MinWithArgmin)(output, positions)
 
 
 def _segments(op, data, segment_ids, num_segments, bad_indices_policy, name):
@@ -153,10 +157,6 @@ def value_gradient(grad, positions, updates, outer, segment):
 # The same with TensorFlow's ops (our wrappers, which lower to them under XLA
 # and inside stock_ops()), with the same gradient: the functions' form there,
 # the tests' second opinion.
-
-def _is_max(op):
-    return "_max_" in op
-
 
 def _worst(dtype, op):
     """What every value beats: -inf (+inf for a min) for floats, else the
