@@ -61,10 +61,7 @@ def _result(op, output, positions):
 def _segments(op, data, segment_ids, num_segments, bad_indices_policy, name):
     policy = _convert.check_policy(bad_indices_policy)
     with _convert.scope(name or op):
-        data = _convert.tensor(data, name="data")
-        _convert.check_dtype(op, data.dtype)
-        segment_ids = _convert.indices(segment_ids)
-        num_segments = segments._num_segments(num_segments)
+        data, segment_ids, num_segments = segments.inputs(op, data, segment_ids, num_segments)
         if _calls.lowering(xla_ours=False) or groupwise._on_gpu(data):
             return _result(op, *composed_segments(op, data, segment_ids, num_segments, policy))
         return _result(op, *_calls.library_op(_table.BY_PY[op].op)(

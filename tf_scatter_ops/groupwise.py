@@ -46,10 +46,7 @@ def _call(op, data, segment_ids, num_segments, ddof, bad_indices_policy, name):
     policy = _convert.check_policy(bad_indices_policy)
     ddof = _check_ddof(ddof)
     with _convert.scope(name or op):
-        data = _convert.tensor(data, name="data")
-        _convert.check_dtype(op, data.dtype)
-        segment_ids = _convert.indices(segment_ids)
-        num_segments = segments._num_segments(num_segments)
+        data, segment_ids, num_segments = segments.inputs(op, data, segment_ids, num_segments)
         if _calls.lowering(xla_ours=False) or _on_gpu(data):
             return composed(op, data, segment_ids, num_segments, ddof, policy)
         return _calls.library_op(_table.BY_PY[op].op)(

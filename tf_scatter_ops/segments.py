@@ -30,13 +30,18 @@ import tensorflow as tf
 from tf_scatter_ops import _calls, _convert, _table
 
 
+def inputs(op, data, segment_ids, num_segments):
+    """unsorted_segment_*'s inputs as tensors, data's dtype checked against
+    `op`'s (this module's functions, the group-wise and the arg ones)."""
+    data = _convert.tensor(data, name="data")
+    _convert.check_dtype(op, data.dtype)
+    return data, _convert.indices(segment_ids), _num_segments(num_segments)
+
+
 def _segment(op, data, segment_ids, num_segments, bad_indices_policy, name):
     policy = _convert.check_policy(bad_indices_policy)
     with _convert.scope(name or op):
-        data = _convert.tensor(data, name="data")
-        _convert.check_dtype(op, data.dtype)
-        segment_ids = _convert.indices(segment_ids)
-        num_segments = _num_segments(num_segments)
+        data, segment_ids, num_segments = inputs(op, data, segment_ids, num_segments)
         return _calls.raw_op(op, xla_ours=False)(
             data=data, segment_ids=segment_ids, num_segments=num_segments,
             bad_indices_policy=policy)
