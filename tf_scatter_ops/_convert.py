@@ -10,7 +10,7 @@ import tensorflow as tf
 from tf_scatter_ops import _table
 from tf_scatter_ops._tf_private import ShardedVariable
 
-POLICIES = ("", "DEFAULT", "ERROR", "IGNORE")
+POLICIES = ("", "DEFAULT", "ERROR", "IGNORE", "CLIP", "FILL")
 INDEX_DTYPES = (tf.int16, tf.int32, tf.int64)
 
 # Value dtypes per op, from the op table (cc/ops/op_table.h).
@@ -45,7 +45,7 @@ def check_policy(bad_indices_policy):
         raise tf.errors.InvalidArgumentError(
             None, None,
             f"Unknown bad_indices_policy {bad_indices_policy!r}: expected '', "
-            "'DEFAULT', 'ERROR' or 'IGNORE' (upper case)")
+            "'DEFAULT', 'ERROR', 'IGNORE', 'CLIP' or 'FILL' (upper case)")
     return bad_indices_policy
 
 

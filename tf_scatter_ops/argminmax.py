@@ -34,7 +34,7 @@ import collections
 
 import tensorflow as tf
 
-from tf_scatter_ops import _calls, _convert, _table, groupwise, ops, segments
+from tf_scatter_ops import _bounds, _calls, _convert, _table, groupwise, ops, segments
 
 MaxWithArgmax = collections.namedtuple("MaxWithArgmax", ["output", "argmax"])
 MinWithArgmin = collections.namedtuple("MinWithArgmin", ["output", "argmin"])
@@ -61,7 +61,8 @@ def _result(op, output, positions):
 def _segments(op, data, segment_ids, num_segments, bad_indices_policy, name):
     policy = _convert.check_policy(bad_indices_policy)
     with _convert.scope(name or op):
-        data, segment_ids, num_segments = segments.inputs(op, data, segment_ids, num_segments)
+        data, segment_ids, num_segments, policy = segments.inputs(
+            op, data, segment_ids, num_segments, policy)
         if _calls.lowering(xla_ours=False) or groupwise._on_gpu(data):
             return _result(op, *composed_segments(op, data, segment_ids, num_segments, policy))
         return _result(op, *_calls.library_op(_table.BY_PY[op].op)(
@@ -76,6 +77,7 @@ def _scatter(op, tensor, indices, updates, bad_indices_policy, name):
         _convert.check_dtype(op, tensor.dtype)
         indices = _convert.indices(indices)
         updates = _convert.tensor(updates, dtype=tensor.dtype, name="updates")
+        indices, policy = _bounds.nd(policy, indices, like=tensor)
         if _calls.lowering(xla_ours=False) or groupwise._on_gpu(tensor):
             return _result(op, *composed_scatter(op, tensor, indices, updates, policy))
         return _result(op, *_calls.library_op(_table.BY_PY[op].op)(

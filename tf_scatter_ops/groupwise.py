@@ -46,7 +46,8 @@ def _call(op, data, segment_ids, num_segments, ddof, bad_indices_policy, name):
     policy = _convert.check_policy(bad_indices_policy)
     ddof = _check_ddof(ddof)
     with _convert.scope(name or op):
-        data, segment_ids, num_segments = segments.inputs(op, data, segment_ids, num_segments)
+        data, segment_ids, num_segments, policy = segments.inputs(
+            op, data, segment_ids, num_segments, policy)
         if _calls.lowering(xla_ours=False) or _on_gpu(data):
             return composed(op, data, segment_ids, num_segments, ddof, policy)
         return _calls.library_op(_table.BY_PY[op].op)(

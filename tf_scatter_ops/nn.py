@@ -20,7 +20,7 @@ to TensorFlow's function.
 
 import tensorflow as tf
 
-from tf_scatter_ops import _convert, ops, segments, sharded, variables
+from tf_scatter_ops import _bounds, _convert, ops, segments, sharded, variables
 from tf_scatter_ops._tf_private import embedding_ops as _embedding_ops
 
 _COMBINERS = ("sum", "mean", "sqrtn")
@@ -85,12 +85,16 @@ def _lookup(params, ids, partition_strategy, max_norm, bad_indices_policy):
     for shape in shapes[1:]:
         row_shape = row_shape.merge_with(shape[1:])
     total = sum(shape[0] for shape in shapes)
-    rows = sharded.Rows(params, [total] + row_shape.as_list(), ids[..., None], bad_indices_policy,
+    given = _convert.check_policy(bad_indices_policy)
+    clamped, policy = _bounds.ids(given, ids, total)  # CLIP: into the whole table
+    rows = sharded.Rows(params, [total] + row_shape.as_list(), clamped[..., None], policy,
                         "embedding_lookup",
                         lambda first: _partition(first, params, partition_strategy, total))
-    parts = [ops.gather_nd(p, local, bad_indices_policy=bad_indices_policy)
+    parts = [ops.gather_nd(p, local, bad_indices_policy=policy)
              for p, local in zip(params, rows.local)]
-    return _clip(rows.stitch(parts, parts[0].dtype), ids, max_norm)
+    found = _bounds.fill(given, rows.stitch(parts, parts[0].dtype), ids[..., None], None,
+                         shape=[total])
+    return _clip(found, ids, max_norm)
 
 
 @_convert.public
@@ -162,6 +166,8 @@ def embedding_lookup_sparse_v1(params, sp_ids, sp_weights, partition_strategy="m
             params, sp_ids, sp_weights, partition_strategy, name, combiner, max_norm,
             allow_fast_lookup)
     tables = _tables(params, partition_strategy)
+    if _convert.check_policy(bad_indices_policy) == "FILL":
+        bad_indices_policy = "IGNORE"  # a bag leaves a bad id out, as segments do under FILL
     with _convert.scope(name or "embedding_lookup_sparse"):
         segment_ids, ids, weights = _bags(sp_ids, sp_weights)
         table = variables.local_variable(tables[0])

@@ -10,14 +10,16 @@ Semantics (all ops, every device we register):
   strings and ORs bools; ``min``/``max`` include the tensor's own values.
 * ``bad_indices_policy``: ``""``, ``"DEFAULT"`` or ``"ERROR"`` raise
   ``InvalidArgumentError`` naming the first bad row (TensorFlow names the
-  last one); ``"IGNORE"`` drops bad rows (``gather_nd``: zeros for them).
+  last one); ``"IGNORE"`` drops bad rows (``gather_nd``: zeros for them);
+  ``"CLIP"`` clamps each coordinate into its dimension; ``"FILL"`` drops
+  bad rows of scatters and gives ``fill_value`` for those of gathers.
   Negative indices are out of bounds. Anything else is an
   ``InvalidArgumentError``.
 """
 
 import tensorflow as tf
 
-from tf_scatter_ops import _calls, _convert, sharded, variables, xla_sites
+from tf_scatter_ops import _bounds, _calls, _convert, sharded, variables, xla_sites
 from tf_scatter_ops._calls import in_xla_context, xla_uses_our_kernels  # noqa: F401  (API)
 from tf_scatter_ops._convert import DTYPES, INDEX_DTYPES, POLICIES, public  # noqa: F401  (API)
 from tf_scatter_ops._tf_private import EagerTensor as _EagerTensor
@@ -43,6 +45,7 @@ def _tensor_scatter(op, tensor, indices, updates, bad_indices_policy, name, incl
         _convert.check_dtype(op, tensor.dtype)
         indices = _convert.indices(indices)
         updates = _convert.tensor(updates, dtype=tensor.dtype, name="updates")
+        indices, policy = _bounds.nd(policy, indices, like=tensor)
         if not _check_include_self(include_self):
             tensor = _exclude_self(op, tensor, indices, updates, policy)
         out = _calls.raw_op(op)(tensor=tensor, indices=indices, updates=updates,
@@ -100,6 +103,7 @@ def scatter_nd(indices, updates, shape, bad_indices_policy="", name=None):
         if shape.dtype != indices.dtype:
             wide = max(shape.dtype, indices.dtype, key=lambda d: d.size)
             shape, indices = tf.cast(shape, wide), tf.cast(indices, wide)
+        indices, policy = _bounds.nd(policy, indices, shape=shape)
         # XLA needs the shape at compile time. TensorFlow's op has it made a
         # constant of the compiled function; ours must find it in the graph.
         xla_ours = not in_xla_context() or tf.get_static_value(shape) is not None
@@ -176,6 +180,7 @@ def tensor_scatter_nd_mean(tensor, indices, updates, bad_indices_policy="", name
         _convert.check_dtype("tensor_scatter_nd_add", tensor.dtype, "tensor_scatter_nd_mean")
         indices = _convert.indices(indices)
         updates = _convert.tensor(updates, dtype=tensor.dtype, name="updates")
+        indices, policy = _bounds.nd(policy, indices, like=tensor)
         sums = tensor_scatter_nd_add(tensor, indices, updates, bad_indices_policy=policy,
                                      include_self=include_self)
         depth = tf.shape(indices)[-1]
@@ -211,16 +216,19 @@ def _batch_indices(params, indices, batch_dims):
 
 
 @public
-def gather_nd(params, indices, batch_dims=0, name=None, bad_indices_policy=""):
+def gather_nd(params, indices, batch_dims=0, name=None, bad_indices_policy="", fill_value=None):
     """Gathers slices of `params` at `indices` (the inverse of scatter_nd).
 
-    Like `tf.gather_nd`, including `batch_dims`. With "IGNORE", rows with bad
-    indices give zeros; otherwise they raise InvalidArgumentError. From a
-    variable, the rows are read straight from its buffer (no copy of the
+    Like `tf.gather_nd`, including `batch_dims`. Rows with bad indices raise
+    InvalidArgumentError, or with "IGNORE" give zeros, with "FILL"
+    `fill_value` (a scalar or a slice; by default NaN, the integer dtype's
+    lowest value, True), with "CLIP" the slice at the clamped indices. From
+    a variable, the rows are read straight from its buffer (no copy of the
     variable). For rank-2 indices of depth 1 (row lookups) the gradient is a
     `tf.IndexedSlices`, as in TensorFlow.
     """
-    policy = _convert.check_policy(bad_indices_policy)
+    given = policy = _convert.check_policy(bad_indices_policy)
+    _bounds.check_fill(policy, fill_value)
     with _convert.scope(name or "gather_nd"):
         variable = variables.local_variable(params)
         from_variable = variables.is_resource_variable(variable) or sharded.is_sharded(variable)
@@ -230,20 +238,24 @@ def gather_nd(params, indices, batch_dims=0, name=None, bad_indices_policy=""):
             params = _convert.tensor(params, name="params")
         _convert.check_dtype("gather_nd", params.dtype)
         indices = _convert.indices(indices)
-        given, batch_dims = batch_dims, _convert.static_int(batch_dims)
+        given_dims, batch_dims = batch_dims, _convert.static_int(batch_dims)
         if batch_dims is None or batch_dims < 0:
             raise ValueError(
                 "batch_dims must be a non-negative integer known when the op is built, "
-                f"got {_convert.describe(given)}")
+                f"got {_convert.describe(given_dims)}")
         if batch_dims:
             indices = _batch_indices(params, indices, batch_dims)
+        indices, policy = _bounds.nd(policy, indices, like=params)
         if sharded.is_sharded(variable):  # each shard reads its own rows
             rows = sharded.Rows(variable.variables, variable.shape, indices, policy, "gather_nd")
-            return rows.stitch([variables.gather_rows(shard, local, policy)
-                                for shard, local in zip(rows.shards, rows.local)], variable.dtype)
-        if from_variable:
-            return variables.gather_rows(variable, indices, policy)
-        return _calls.raw_op("gather_nd")(params=params, indices=indices, bad_indices_policy=policy)
+            out = rows.stitch([variables.gather_rows(shard, local, policy)
+                               for shard, local in zip(rows.shards, rows.local)], variable.dtype)
+        elif from_variable:
+            out = variables.gather_rows(variable, indices, policy)
+        else:
+            out = _calls.raw_op("gather_nd")(params=params, indices=indices,
+                                             bad_indices_policy=policy)
+        return _bounds.fill(given, out, indices, fill_value, like=params)
 
 
 def _ours_reads(params):
@@ -263,12 +275,12 @@ def _ours_reads(params):
 
 @public
 def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name=None,
-           bad_indices_policy=""):
+           bad_indices_policy="", fill_value=None):
     """tf.gather: `params`' slices along `axis` at `indices`, of any rank.
 
     Along axis 0 without batch dimensions (row lookups) this is our
     gather_nd of `indices[..., None]`: rows read straight from a variable,
-    the first bad index named (or, with "IGNORE", zeros for it), and a
+    the first bad index named (or gather_nd's IGNORE, FILL or CLIP), and a
     `tf.IndexedSlices` gradient of the flattened ids, as tf.gather's.
     From a ShardedVariable each shard reads only its own rows.
     Another axis or batch_dims, a TensorFlow 1.x partitioned variable, a
@@ -283,10 +295,10 @@ def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name
         with _convert.scope(name or "gather"):
             indices = _convert.indices(indices)
             return gather_nd(params, tf.expand_dims(indices, -1),
-                             bad_indices_policy=bad_indices_policy)
-    if _convert.check_policy(bad_indices_policy):
+                             bad_indices_policy=bad_indices_policy, fill_value=fill_value)
+    if _convert.check_policy(bad_indices_policy) or fill_value is not None:
         raise ValueError(
-            "bad_indices_policy applies to row lookups (axis 0, batch_dims 0) of the "
+            "bad_indices_policy and fill_value apply to row lookups (axis 0, batch_dims 0) of the "
             f"dtypes gather_nd takes; this gather (axis={axis!r}, batch_dims={batch_dims!r}) "
             "is TensorFlow's")
     return _array_ops.gather(params, indices, name=name, axis=axis, batch_dims=batch_dims)

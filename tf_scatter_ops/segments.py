@@ -13,7 +13,8 @@ kernel, the same for any thread count). Empty segments hold TensorFlow's
 values: 0 (sum, mean, sqrt_n), 1 (prod), the dtype's lowest (max) or highest
 (min) value. Negative ids are dropped, as TensorFlow drops them. An id
 `>= num_segments` is TensorFlow's `InvalidArgumentError` naming the first
-one, unless `bad_indices_policy="IGNORE"`, which drops it.
+one, unless `bad_indices_policy="IGNORE"` (or "FILL"), which drops it, or
+"CLIP", which makes it num_segments - 1 (negative ids stay dropped).
 
 segment_* and sparse_segment_* take sorted 1-D ids (TensorFlow's error for
 ids that are not sorted, naming the first); each segment's rows are one run,
@@ -21,27 +22,33 @@ reduced by one thread in one pass with no sort. segment_*'s output has the
 last id + 1 rows, gaps 0 (1 for prod). sparse_segment_* reduces data's rows
 at `indices` without gathering them first, in TensorFlow's order (its sums
 are bitwise TensorFlow's); its output has num_segments rows, or the last id
-+ 1. IGNORE drops the rows whose id (or index) is out of range, which then
-count for no mean. Under XLA the functions build TensorFlow's ops.
++ 1. IGNORE (or FILL) drops the rows whose id (or index) is out of range,
+which then count for no mean; CLIP clamps them into range (a negative id to
+0, an index to data's rows, an id to num_segments - 1 where it is given). Under XLA the functions build TensorFlow's ops.
 """
 
 import tensorflow as tf
 
-from tf_scatter_ops import _calls, _convert, _table
+from tf_scatter_ops import _bounds, _calls, _convert, _table
 
 
-def inputs(op, data, segment_ids, num_segments):
+def inputs(op, data, segment_ids, num_segments, policy):
     """unsorted_segment_*'s inputs as tensors, data's dtype checked against
-    `op`'s (this module's functions, the group-wise and the arg ones)."""
+    `op`'s (this module's functions, the group-wise and the arg ones), and
+    the policy the op is built with (_bounds: CLIP's ids clamped)."""
     data = _convert.tensor(data, name="data")
     _convert.check_dtype(op, data.dtype)
-    return data, _convert.indices(segment_ids), _num_segments(num_segments)
+    num_segments = _num_segments(num_segments)
+    segment_ids, policy = _bounds.ids(policy, _convert.indices(segment_ids), num_segments,
+                                      negatives_dropped=True)
+    return data, segment_ids, num_segments, policy
 
 
 def _segment(op, data, segment_ids, num_segments, bad_indices_policy, name):
     policy = _convert.check_policy(bad_indices_policy)
     with _convert.scope(name or op):
-        data, segment_ids, num_segments = inputs(op, data, segment_ids, num_segments)
+        data, segment_ids, num_segments, policy = inputs(op, data, segment_ids, num_segments,
+                                                         policy)
         return _calls.raw_op(op, xla_ours=False)(
             data=data, segment_ids=segment_ids, num_segments=num_segments,
             bad_indices_policy=policy)
@@ -93,7 +100,8 @@ def _normalized_function(op, of_count, doc):
         policy = _convert.check_policy(bad_indices_policy)
         with _convert.scope(name or op):
             data = _convert.tensor(data, name="data")
-            segment_ids = _convert.indices(segment_ids)
+            segment_ids, policy = _bounds.ids(policy, _convert.indices(segment_ids),
+                                              _num_segments(num_segments), negatives_dropped=True)
             n = _counts(data, segment_ids, num_segments, policy)
             return unsorted_segment_sum(data, segment_ids, num_segments,
                                         bad_indices_policy=policy) / of_count(n)
@@ -118,7 +126,7 @@ def _sorted_function(op, doc):
         with _convert.scope(name or op):
             data = _convert.tensor(data, name="data")
             _convert.check_dtype(op, data.dtype)
-            segment_ids = _convert.indices(segment_ids)
+            segment_ids, policy = _bounds.ids(policy, _convert.indices(segment_ids))
             return _calls.raw_op(op, xla_ours=False)(
                 data=data, segment_ids=segment_ids, bad_indices_policy=policy)
     f.__name__ = f.__qualname__ = op
@@ -147,7 +155,11 @@ def _sparse_function(op, doc):
             data = _convert.tensor(data, name="data")
             _convert.check_dtype(op, data.dtype)
             indices = _convert.indices(indices)
-            segment_ids = _convert.indices(segment_ids)
+            if policy == "CLIP":  # into data's rows
+                indices, _ = _bounds.ids(policy, indices, tf.shape(data)[0])
+            segment_ids, policy = _bounds.ids(
+                policy, _convert.indices(segment_ids),
+                None if num_segments is None else _num_segments(num_segments))
             inputs = dict(data=data, indices=indices, segment_ids=segment_ids,
                           sparse_gradient=bool(sparse_gradient))
             if num_segments is not None:

@@ -20,7 +20,7 @@ False shares it with other non-locking updates, whose rows may interleave.
 
 import tensorflow as tf
 
-from tf_scatter_ops import _calls, _convert, _stock_forms, _table, sharded
+from tf_scatter_ops import _bounds, _calls, _convert, _stock_forms, _table, sharded
 from tf_scatter_ops._tf_private import dist_values, resource_variable_ops, values_util
 
 # Python name -> (the tensor op with the same semantics and dtypes, the
@@ -165,6 +165,8 @@ def _variable_scatter_function(op, doc):
     def f(ref, indices, updates, use_locking=True, name=None, bad_indices_policy=""):
         policy = _convert.check_policy(bad_indices_policy)
         ref = unwrap(ref)
+        if policy in _bounds.MODES:  # CLIP's indices clamped into the variable's shape
+            indices, policy = _bounds.nd(policy, _convert.indices(indices), like=ref)
         if _is_distributed(ref):
             return _scatter_distributed(op, ref, indices, updates, use_locking, name, policy)
         if sharded.is_sharded(ref):

@@ -1,0 +1,111 @@
+"""The out-of-bound modes CLIP and FILL (JAX's "clip" and "fill"), resolved
+where a public function builds its op, so that the kernels (CPU and GPU),
+XLA's forms, the stock forms and the gradients all see what they know:
+indices in range and the IGNORE policy.
+
+* CLIP clamps each index coordinate into its dimension, [0, dim - 1]: one
+  element-wise op on the indices (XLA fuses it). Only a row into an empty
+  dimension, where nothing is in range, stays bad, and IGNORE drops it.
+  Segment ids: an id >= num_segments becomes num_segments - 1; a negative id
+  becomes 0 where it is out of range (sorted and sparse segments) and stays
+  dropped where TensorFlow defines it as dropped (unsorted_segment_*).
+* FILL drops bad rows of scatters and segments (IGNORE, as JAX's "fill"
+  does for scatters); a gather gives `fill_value` at the bad rows instead of
+  IGNORE's zeros: the gather under IGNORE, then one select.
+
+A clamped row's gradient goes where the row was clamped to (the op is built
+on the clamped indices); a filled row's goes nowhere.
+"""
+
+import numpy as np
+import tensorflow as tf
+
+MODES = ("CLIP", "FILL")
+
+
+def kernel_policy(policy):
+    """The policy the op is built with."""
+    return "IGNORE" if policy in MODES else policy
+
+
+def _top(count, dtype):
+    """count - 1 in `dtype` (indices of a narrow dtype are below any count
+    they cannot hold)."""
+    return tf.cast(tf.minimum(tf.cast(count, tf.int64) - 1, dtype.max), dtype)
+
+
+def _outer_dims(indices, like, shape):
+    """The dims indices [..., depth] address (int64 [depth]): the first
+    `depth` of `shape` (a 1-D tensor), or of `like`'s shape (a tensor or a
+    variable), static where it is known."""
+    if shape is None:
+        static = tf.TensorShape(like.shape)
+        shape = static.as_list() if static.is_fully_defined() else tf.shape(like, out_type=tf.int64)
+    shape = tf.cast(shape, tf.int64)
+    depth = indices.shape[-1] if indices.shape.rank else None
+    return shape[:depth] if depth is not None else shape[:tf.shape(indices)[-1]]
+
+
+def nd(policy, indices, like=None, shape=None):
+    """(indices, kernel policy) for indices [..., depth] into a tensor like
+    `like` or of `shape`: under CLIP each coordinate clamped into its
+    dimension."""
+    if policy != "CLIP" or indices.shape.rank == 0:  # rank 0: the op's own error
+        return indices, kernel_policy(policy)
+    dims = _outer_dims(indices, like, shape)
+    return tf.minimum(tf.maximum(indices, 0), _top(dims, indices.dtype)), "IGNORE"
+
+
+def ids(policy, segment_ids, num_segments=None, negatives_dropped=False):
+    """(segment ids, kernel policy): under CLIP, ids >= num_segments become
+    num_segments - 1 (when there is a num_segments) and negative ids 0,
+    unless the op drops them by definition (`negatives_dropped`)."""
+    if policy != "CLIP":
+        return segment_ids, kernel_policy(policy)
+    if not negatives_dropped:
+        segment_ids = tf.maximum(segment_ids, 0)
+    if num_segments is not None:
+        segment_ids = tf.minimum(segment_ids, _top(num_segments, segment_ids.dtype))
+    return segment_ids, "IGNORE"
+
+
+def default_fill(dtype):
+    """JAX's fill value for out-of-bound gathers: NaN (floating and
+    complex), the lowest value (signed integers), the highest (unsigned),
+    True (bool); an empty string for strings."""
+    if dtype.is_floating or dtype.is_complex:
+        return np.nan
+    if dtype == tf.bool:
+        return True
+    if dtype == tf.string:
+        return b""
+    return dtype.max if dtype.is_unsigned else dtype.min
+
+
+def check_fill(policy, fill_value):
+    """ValueError for a fill_value without the FILL policy."""
+    if fill_value is not None and policy != "FILL":
+        raise ValueError(
+            f"fill_value is given for bad_indices_policy='FILL', got {policy!r}: "
+            "pass bad_indices_policy='FILL' too, or no fill_value")
+
+
+def fill(policy, out, indices, fill_value, like=None, shape=None):
+    """A gather's `out` ([..., slice]: the rows at indices [..., depth] of a
+    tensor like `like` or of `shape`) with `fill_value` (broadcast to a
+    slice; by default default_fill) at the bad rows under FILL; `out`
+    otherwise."""
+    if policy != "FILL":
+        return out
+    dims = _outer_dims(indices, like, shape)
+    if fill_value is None:
+        fill_value = default_fill(out.dtype)
+    try:
+        value = tf.convert_to_tensor(fill_value, dtype=out.dtype, name="fill_value")
+    except (TypeError, ValueError) as e:
+        raise ValueError(f"fill_value: {e}") from e
+    wide = tf.cast(indices, tf.int64)
+    bad = tf.reduce_any((wide < 0) | (wide >= dims), axis=-1)
+    slice_rank = tf.rank(out) - tf.rank(bad)
+    bad = tf.reshape(bad, tf.concat([tf.shape(bad), tf.ones([slice_rank], tf.int32)], 0))
+    return tf.where(bad, value, out)
