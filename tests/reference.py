@@ -92,6 +92,42 @@ def gather(params, indices, dtype, ignore=False):
     return np.stack(rows).reshape(out_shape)
 
 
+def clip(indices, shape):
+    """CLIP's indices: each coordinate clamped into [0, dim - 1]; a
+    coordinate into an empty dimension stays out of range (IGNORE drops it)."""
+    idx = np.array(indices, np.int64)
+    for d in range(idx.shape[-1]):
+        if shape[d] > 0:
+            idx[..., d] = np.clip(idx[..., d], 0, shape[d] - 1)
+    return idx.astype(np.asarray(indices).dtype)
+
+
+def fill_value(dtype):
+    """FILL's default for a gather (JAX's rule)."""
+    if dtype.is_floating or dtype.is_complex:
+        return np.nan
+    if dtype == tf.bool:
+        return True
+    if dtype == tf.string:
+        return b""
+    info = np.iinfo(dtype.as_numpy_dtype)
+    return info.max if dtype.is_unsigned else info.min
+
+
+def fill(gathered, indices, shape, value):
+    """A gather's rows with any coordinate out of range set to `value`."""
+    depth = indices.shape[-1]
+    n = int(np.prod(indices.shape[:-1], dtype=np.int64))
+    idx = np.asarray(indices, np.int64).reshape(n, depth)
+    bad = np.zeros(n, bool)
+    for d in range(depth):
+        bad |= (idx[:, d] < 0) | (idx[:, d] >= shape[d])
+    out = np.array(gathered, copy=True)
+    flat = out.reshape((n,) + out.shape[indices.ndim - 1:])
+    flat[bad] = value
+    return flat.reshape(out.shape)
+
+
 def _canonical_nans(values):
     values = np.array(values)
     if values.dtype.kind in "fc":

@@ -121,7 +121,12 @@ def shape_str(shape):
 def expected(c, tensor, idx, upd):
     """(result, None) or (None, regex of the InvalidArgumentError)."""
     op, shape, dtype = c["op"], c["shape"], c["dtype"]
-    ignore = c["policy"] == "IGNORE"
+    # CLIP: clamped indices, then IGNORE (rows into an empty dimension);
+    # FILL: IGNORE, a gather's bad rows then set to the default fill value
+    ignore = c["policy"] in ("IGNORE", "CLIP", "FILL")
+    given = idx
+    if c["policy"] == "CLIP":
+        idx = ref.clip(idx, shape)
     if op != "gather_nd":
         if idx.ndim - 1 + len(shape) - c["depth"] < 1:
             return None, r"updates must have rank at least 1"
@@ -129,7 +134,10 @@ def expected(c, tensor, idx, upd):
             return None, r"Indices and updates specified for empty output shape"
     try:
         if op == "gather_nd":
-            return ref.gather(tensor, idx, dtype, ignore=ignore), None
+            got = ref.gather(tensor, idx, dtype, ignore=ignore)
+            if c["policy"] == "FILL":
+                got = ref.fill(got, given, shape, ref.fill_value(dtype))
+            return got, None
         return ref.scatter(REF_OP[op], tensor, idx, upd, dtype, ignore=ignore), None
     except ref.BadIndex as e:
         row = "[" + ", ".join(str(int(v)) for v in e.index) + "]"
@@ -184,7 +192,7 @@ def tf_comparable(c, tensor, idx):
     (gather_nd also int16), depth >= 1 for scatters, and no gather from
     scalar or empty params (TF refuses those even for depth-0 or slice-empty
     gathers)."""
-    if c["op"] not in WITH_TF:
+    if c["op"] not in WITH_TF or c["policy"] in ("CLIP", "FILL"):  # TensorFlow has neither
         return False
     if c["op"] == "gather_nd":  # TF: "params must be at least a vector"
         return tensor.ndim >= 1 and not (tensor.size == 0 and np.prod(idx.shape[:-1]) > 0)

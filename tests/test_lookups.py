@@ -56,7 +56,7 @@ def test_gather_other_axes_and_batch_dims_are_tensorflows():
     for kw in (dict(axis=1), dict(axis=-1), dict(axis=1, batch_dims=1)):
         np.testing.assert_array_equal(tso.gather(params, ids, **kw).numpy(),
                                       tf.gather(params, ids, **kw).numpy())
-    with pytest.raises(ValueError, match="bad_indices_policy applies to row lookups"):
+    with pytest.raises(ValueError, match="bad_indices_policy and fill_value apply to row lookups"):
         tso.gather(params, ids, axis=1, bad_indices_policy="IGNORE")
     ragged = tf.ragged.constant([[1, 0], [1]])
     assert tso.gather(params, ragged).to_list() == tf.gather(params, ragged).to_list()
