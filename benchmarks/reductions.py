@@ -1,5 +1,6 @@
-"""tensor_scatter_nd_mul and _mean, and argmax pooling
-(unsorted_segment_max_with_argmax), against the same written with
+"""tensor_scatter_nd_mul and _mean, argmax pooling
+(unsorted_segment_max_with_argmax) and the out-of-bound modes CLIP and FILL,
+against the same written with
 TensorFlow's ops (what code without them writes today: the updates' product
 per row by unsorted_segment_prod and one multiply; a tensor_scatter_nd_add, a
 scatter_nd of the counts and a divide; a segment max, a gather, a compare, a
@@ -45,6 +46,31 @@ def _tensorflow_argmax(points, cells, n):
     return best, tf.where(tf.equal(first, none), tf.constant(-1, tf.int64), first)
 
 
+def _modes(table, rows, updates, n):
+    """The out-of-bound modes: a row scatter-add under CLIP and a row gather
+    under FILL (1% of the rows out of range), against the same call under
+    ERROR / IGNORE and what code without the modes writes with TensorFlow's
+    ops (a clip_by_value first; a gather of clamped rows and a select)."""
+    top = tf.constant(n - 1, rows.dtype)
+
+    def clip_theirs(t, i, u):
+        return tf.tensor_scatter_nd_add(t, tf.clip_by_value(i, 0, top), u)
+
+    def fill_theirs(t, i):
+        bad = (i[:, 0] < 0) | (i[:, 0] > top)
+        got = tf.gather_nd(t, tf.clip_by_value(i, 0, top))
+        return tf.where(bad[:, None], tf.constant(-1.0), got)
+
+    return [("scatter_add CLIP", lambda t, i, u: tso.tensor_scatter_nd_add(
+                 t, i, u, bad_indices_policy="CLIP"),
+             lambda t, i, u: tso.tensor_scatter_nd_add(t, i, u, bad_indices_policy="IGNORE"),
+             clip_theirs, (table, rows, updates)),
+            ("gather_nd FILL", lambda t, i: tso.gather_nd(
+                 t, i, bad_indices_policy="FILL", fill_value=-1.0),
+             lambda t, i: tso.gather_nd(t, i, bad_indices_policy="IGNORE"),
+             fill_theirs, (table, rows))]
+
+
 def _value(out):
     """The value of a (value, positions) pair, which the gradient is of."""
     return out[0] if isinstance(out, tuple) else out
@@ -86,6 +112,20 @@ def main():
             print(f"  {name:<24} {label:<8} {t['plugin']:8.2f} {t['TF ops']:8.2f} {t['XLA']:8.2f}  "
                   f"{t['TF ops'] / t['plugin']:8.2f}x  {t['XLA'] / t['plugin']:8.2f}x")
             name = ""
+    n = 200_000 // s
+    bad_rows = rows.numpy()
+    bad_rows[::100, 0] = np.where(np.arange(len(bad_rows[::100])) % 2, -3, n + 5)
+    print(f"  {'mode (1% rows bad)':<24} {'':<8} {'plugin':>8} {'TF ops':>8} {'XLA':>8}  "
+          f"TF/plugin  XLA/plugin  plugin without the mode")
+    for name, ours, plain, theirs, inputs in _modes(table, tf.constant(bad_rows), updates, n):
+        fns = {"plugin": tf.function(ours), "plain": tf.function(plain),
+               "TF ops": tf.function(theirs), "XLA": tf.function(theirs, jit_compile=True)}
+        np.testing.assert_allclose(fns["plugin"](*inputs).numpy(), fns["TF ops"](*inputs).numpy(),
+                                   rtol=1e-5)
+        t = interleaved_ms(fns, inputs, rounds, calls)
+        print(f"  {name:<24} {'forward':<8} {t['plugin']:8.2f} {t['TF ops']:8.2f} {t['XLA']:8.2f}  "
+              f"{t['TF ops'] / t['plugin']:8.2f}x  {t['XLA'] / t['plugin']:8.2f}x  "
+              f"{t['plain']:8.2f} (IGNORE)")
 
 
 if __name__ == "__main__":

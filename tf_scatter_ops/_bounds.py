@@ -20,6 +20,8 @@ on the clamped indices); a filled row's goes nowhere.
 import numpy as np
 import tensorflow as tf
 
+from tf_scatter_ops import _calls
+
 MODES = ("CLIP", "FILL")
 
 
@@ -90,22 +92,53 @@ def check_fill(policy, fill_value):
             "pass bad_indices_policy='FILL' too, or no fill_value")
 
 
+_UNSIGNED = {tf.int16: tf.uint16, tf.int32: tf.uint32, tf.int64: tf.uint64}
+
+
+def _bad_rows(indices, dims):
+    """bool [...]: the rows of indices [..., depth] with a coordinate out of
+    [0, dims). One unsigned compare per coordinate: negative values
+    reinterpreted are at least 2**(bits - 1), and a dimension is capped
+    there (every non-negative index below the cap is below it too)."""
+    unsigned = _UNSIGNED[indices.dtype]
+    if indices.dtype != tf.int64:
+        dims = tf.minimum(dims, indices.dtype.max + 1)
+    cap = tf.cast(dims, unsigned)
+    outside = tf.bitcast(indices, unsigned) >= cap
+    if indices.shape.rank is not None and indices.shape[-1] == 1:
+        return tf.squeeze(outside, -1)
+    return tf.reduce_any(outside, axis=-1)
+
+
 def fill(policy, out, indices, fill_value, like=None, shape=None):
     """A gather's `out` ([..., slice]: the rows at indices [..., depth] of a
     tensor like `like` or of `shape`) with `fill_value` (broadcast to a
     slice; by default default_fill) at the bad rows under FILL; `out`
-    otherwise."""
+    otherwise. The bad rows are written into `out` (in place where it can
+    be forwarded), so the cost is theirs, not the output's; under XLA, one
+    select that XLA fuses into the gather."""
     if policy != "FILL":
         return out
-    dims = _outer_dims(indices, like, shape)
     if fill_value is None:
         fill_value = default_fill(out.dtype)
     try:
         value = tf.convert_to_tensor(fill_value, dtype=out.dtype, name="fill_value")
     except (TypeError, ValueError) as e:
         raise ValueError(f"fill_value: {e}") from e
-    wide = tf.cast(indices, tf.int64)
-    bad = tf.reduce_any((wide < 0) | (wide >= dims), axis=-1)
-    slice_rank = tf.rank(out) - tf.rank(bad)
-    bad = tf.reshape(bad, tf.concat([tf.shape(bad), tf.ones([slice_rank], tf.int32)], 0))
-    return tf.where(bad, value, out)
+    bad = _bad_rows(indices, _outer_dims(indices, like, shape))
+    if _calls.in_xla_context():
+        slice_rank = tf.rank(out) - tf.rank(bad)
+        bad = tf.reshape(bad, tf.concat([tf.shape(bad), tf.ones([slice_rank], tf.int32)], 0))
+        return tf.where(bad, value, out)
+    # as [rows, slice elements]: tf.where takes no scalar (one row), and
+    # empty slices have nothing to fill
+    shape, rows = tf.shape(out), tf.size(bad)
+    slice_shape = shape[tf.rank(bad):]
+    slice_size = tf.reduce_prod(slice_shape)
+    at = tf.where(tf.reshape(bad, [-1]) & (slice_size > 0))
+    values = tf.broadcast_to(tf.reshape(tf.broadcast_to(value, slice_shape), [1, -1]),
+                             [tf.shape(at)[0], slice_size])
+    filled = _calls.raw_op("tensor_scatter_nd_update")(
+        tensor=tf.reshape(out, [rows, slice_size]), indices=at, updates=values,
+        bad_indices_policy="")
+    return tf.reshape(filled, shape)
