@@ -17,6 +17,7 @@ import tensorflow as tf
 
 import tf_scatter_ops as tso
 from tf_scatter_ops import _loader
+from tf_scatter_ops._tf_private import ShardedVariable
 import reference as ref
 
 IAE = tf.errors.InvalidArgumentError
@@ -263,3 +264,18 @@ def test_xla_unknown_shapes_and_stock_forms_agree():
     # and the values themselves
     _same(eager[0], ref.fill(ref.gather(T, IDX, tf.float32, ignore=True), IDX, T.shape, -1.0))
     _same(eager[4], tso.unsorted_segment_sum(T[:, 0, :], np.minimum(ids, 2), 3))
+
+
+def test_sharded_tables():
+    table = ShardedVariable([tf.Variable(DATA[:4]), tf.Variable(DATA[4:])])
+    ids = np.array([[2], [8], [-1], [5]], np.int32)
+    clamped = np.clip(ids, 0, 5)
+    _same(tso.gather_nd(table, ids, bad_indices_policy="CLIP"), DATA[clamped[:, 0]])
+    bad = ((ids < 0) | (ids > 5))
+    _same(tso.gather_nd(table, ids, bad_indices_policy="FILL", fill_value=9.0),
+          np.where(bad, np.float32(9.0), DATA[clamped[:, 0]]))
+    tso.scatter_nd_add(table, ids, np.ones([4, 3], np.float32), bad_indices_policy="CLIP")
+    want = DATA.copy()
+    for i in clamped[:, 0]:
+        want[i] += 1
+    _same(np.concatenate([v.numpy() for v in table.variables]), want)
