@@ -95,7 +95,7 @@ def check_fill(policy, fill_value):
 _UNSIGNED = {tf.int16: tf.uint16, tf.int32: tf.uint32, tf.int64: tf.uint64}
 
 
-def _bad_rows(indices, dims):
+def bad_rows(indices, dims):
     """bool [...]: the rows of indices [..., depth] with a coordinate out of
     [0, dims). One unsigned compare per coordinate: negative values
     reinterpreted are at least 2**(bits - 1), and a dimension is capped
@@ -125,7 +125,7 @@ def fill(policy, out, indices, fill_value, like=None, shape=None):
         value = tf.convert_to_tensor(fill_value, dtype=out.dtype, name="fill_value")
     except (TypeError, ValueError) as e:
         raise ValueError(f"fill_value: {e}") from e
-    bad = _bad_rows(indices, _outer_dims(indices, like, shape))
+    bad = bad_rows(indices, _outer_dims(indices, like, shape))
     if _calls.in_xla_context():
         slice_rank = tf.rank(out) - tf.rank(bad)
         bad = tf.reshape(bad, tf.concat([tf.shape(bad), tf.ones([slice_rank], tf.int32)], 0))
@@ -142,3 +142,30 @@ def fill(policy, out, indices, fill_value, like=None, shape=None):
         tensor=tf.reshape(out, [rows, slice_size]), indices=at, updates=values,
         bad_indices_policy="")
     return tf.reshape(filled, shape)
+
+
+def check_rows(indices, bad, shape, what):
+    """`bad` (bad_rows of `indices` into `shape`) as the ERROR policy's
+    InvalidArgumentError naming the first bad row, at run time: raised
+    here in eager mode; in a graph an Assert whose message is built only
+    when a row is bad. Returns a dependency for what must wait for it."""
+    def message():
+        flat = tf.reshape(bad, [-1])
+        first = tf.argmax(tf.cast(flat, tf.int32), output_type=tf.int64)
+        rows = tf.reshape(indices, [tf.size(flat), -1])
+        position = tf.unravel_index(first, tf.cast(tf.shape(bad), tf.int64))
+        return tf.strings.join([
+            what, "[", tf.strings.reduce_join(tf.strings.as_string(position), separator=","),
+            "] = [", tf.strings.reduce_join(tf.strings.as_string(rows[first]), separator=", "),
+            "] does not index into shape [",
+            tf.strings.reduce_join(tf.strings.as_string(shape), separator=","), "]"])
+
+    if tf.executing_eagerly():
+        if tf.reduce_any(bad):
+            raise tf.errors.InvalidArgumentError(None, None, message().numpy().decode())
+        return tf.no_op()
+
+    def fail():
+        with tf.control_dependencies([tf.debugging.Assert(False, [message()])]):
+            return tf.constant(False)
+    return tf.cond(tf.reduce_any(bad), fail, lambda: tf.constant(True))

@@ -61,13 +61,15 @@ def _result(op, output, positions):
 def _segments(op, data, segment_ids, num_segments, bad_indices_policy, name):
     policy = _convert.check_policy(bad_indices_policy)
     with _convert.scope(name or op):
-        data, segment_ids, num_segments, policy = segments.inputs(
+        data, segment_ids, num_segments, policy, grid = segments.inputs(
             op, data, segment_ids, num_segments, policy)
         if _calls.lowering(xla_ours=False) or groupwise._on_gpu(data):
-            return _result(op, *composed_segments(op, data, segment_ids, num_segments, policy))
-        return _result(op, *_calls.library_op(_table.BY_PY[op].op)(
-            data=data, segment_ids=segment_ids, num_segments=num_segments,
-            bad_indices_policy=policy))
+            out = composed_segments(op, data, segment_ids, num_segments, policy)
+        else:
+            out = _calls.library_op(_table.BY_PY[op].op)(
+                data=data, segment_ids=segment_ids, num_segments=num_segments,
+                bad_indices_policy=policy)
+        return _result(op, *(segments.ungrid(x, grid) for x in out))
 
 
 def _scatter(op, tensor, indices, updates, bad_indices_policy, name):

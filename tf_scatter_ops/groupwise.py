@@ -34,6 +34,7 @@ import tensorflow as tf
 from tf_scatter_ops import _calls, _convert, _stock_forms, _table, segments
 
 _NAMES = tuple(row.py for row in _table.GROUPWISE)
+_PER_ROW = ("segment_softmax", "segment_log_softmax")  # shaped like data
 
 
 def _check_ddof(ddof):
@@ -46,13 +47,15 @@ def _call(op, data, segment_ids, num_segments, ddof, bad_indices_policy, name):
     policy = _convert.check_policy(bad_indices_policy)
     ddof = _check_ddof(ddof)
     with _convert.scope(name or op):
-        data, segment_ids, num_segments, policy = segments.inputs(
+        data, segment_ids, num_segments, policy, grid = segments.inputs(
             op, data, segment_ids, num_segments, policy)
         if _calls.lowering(xla_ours=False) or _on_gpu(data):
-            return composed(op, data, segment_ids, num_segments, ddof, policy)
-        return _calls.library_op(_table.BY_PY[op].op)(
-            data=data, segment_ids=segment_ids, num_segments=num_segments, ddof=ddof,
-            bad_indices_policy=policy)
+            out = composed(op, data, segment_ids, num_segments, ddof, policy)
+        else:
+            out = _calls.library_op(_table.BY_PY[op].op)(
+                data=data, segment_ids=segment_ids, num_segments=num_segments, ddof=ddof,
+                bad_indices_policy=policy)
+        return out if op in _PER_ROW else segments.ungrid(out, grid)
 
 
 def _on_gpu(data):

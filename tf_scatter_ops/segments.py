@@ -27,6 +27,7 @@ which then count for no mean; CLIP clamps them into range (a negative id to
 0, an index to data's rows, an id to num_segments - 1 where it is given). Under XLA the functions build TensorFlow's ops.
 """
 
+import numpy as np
 import tensorflow as tf
 
 from tf_scatter_ops import _bounds, _calls, _convert, _table
@@ -34,24 +35,64 @@ from tf_scatter_ops import _bounds, _calls, _convert, _table
 
 def inputs(op, data, segment_ids, num_segments, policy):
     """unsorted_segment_*'s inputs as tensors, data's dtype checked against
-    `op`'s (this module's functions, the group-wise and the arg ones), and
-    the policy the op is built with (_bounds: CLIP's ids clamped)."""
+    `op`'s (this module's functions, the group-wise and the arg ones):
+    (data, ids, num_segments, policy, grid); see segment_ids."""
     data = _convert.tensor(data, name="data")
     _convert.check_dtype(op, data.dtype)
+    return (data,) + segment_ids_of(segment_ids, num_segments, policy)
+
+
+def segment_ids_of(segment_ids, num_segments, policy):
+    """(ids, num_segments, policy, grid): the segment ids and the policy the
+    op is built with (_bounds: CLIP's ids clamped). A num_segments that is a
+    vector is a grid of cells: segment_ids are then index rows [..., depth]
+    into it, made flat (row-major) ids of its cells here, and `grid` is the
+    vector (None otherwise), for ungrid to shape the result."""
     num_segments = _num_segments(num_segments)
-    segment_ids, policy = _bounds.ids(policy, _convert.indices(segment_ids), num_segments,
-                                      negatives_dropped=True)
-    return data, segment_ids, num_segments, policy
+    segment_ids = _convert.indices(segment_ids)
+    if num_segments.shape.rank != 1:
+        segment_ids, policy = _bounds.ids(policy, segment_ids, num_segments,
+                                          negatives_dropped=True)
+        return segment_ids, num_segments, policy, None
+    grid = num_segments
+    depth = segment_ids.shape[-1] if segment_ids.shape.rank else None
+    if segment_ids.shape.rank == 0 or (depth is not None and grid.shape[0] is not None
+                                       and depth != grid.shape[0]):
+        raise ValueError(
+            f"num_segments {_convert.describe(grid)} is a grid of {grid.shape[0]} dims, so "
+            f"segment_ids must be index rows [..., {grid.shape[0]}] into it; got shape "
+            f"{segment_ids.shape}")
+    segment_ids, policy = _bounds.nd(policy, segment_ids, shape=grid)
+    dims = tf.cast(grid, tf.int64)
+    strides = tf.math.cumprod(dims, exclusive=True, reverse=True)
+    flat = tf.reduce_sum(tf.cast(segment_ids, tf.int64) * strides, axis=-1)
+    bad = _bounds.bad_rows(segment_ids, dims)
+    if policy == "IGNORE" or _calls.in_xla_context():
+        # dropped (under XLA as TensorFlow's segment ops there drop bad ids)
+        flat = tf.where(bad, tf.constant(-1, tf.int64), flat)
+    else:
+        with tf.control_dependencies([_bounds.check_rows(segment_ids, bad, grid, "segment_ids")]):
+            flat = tf.identity(flat)
+    static = tf.get_static_value(grid)
+    cells = int(np.prod(static, dtype=np.int64)) if static is not None else tf.reduce_prod(dims)
+    return flat, _num_segments(cells), policy, grid
+
+
+def ungrid(out, grid):
+    """A result of `cells` rows as the grid's shape (segment_ids_of)."""
+    if grid is None:
+        return out
+    return tf.reshape(out, tf.concat([tf.cast(grid, tf.int32), tf.shape(out)[1:]], axis=0))
 
 
 def _segment(op, data, segment_ids, num_segments, bad_indices_policy, name):
     policy = _convert.check_policy(bad_indices_policy)
     with _convert.scope(name or op):
-        data, segment_ids, num_segments, policy = inputs(op, data, segment_ids, num_segments,
-                                                         policy)
-        return _calls.raw_op(op, xla_ours=False)(
+        data, segment_ids, num_segments, policy, grid = inputs(
+            op, data, segment_ids, num_segments, policy)
+        return ungrid(_calls.raw_op(op, xla_ours=False)(
             data=data, segment_ids=segment_ids, num_segments=num_segments,
-            bad_indices_policy=policy)
+            bad_indices_policy=policy), grid)
 
 
 def _segment_function(op, doc):
@@ -100,11 +141,11 @@ def _normalized_function(op, of_count, doc):
         policy = _convert.check_policy(bad_indices_policy)
         with _convert.scope(name or op):
             data = _convert.tensor(data, name="data")
-            segment_ids, policy = _bounds.ids(policy, _convert.indices(segment_ids),
-                                              _num_segments(num_segments), negatives_dropped=True)
+            segment_ids, num_segments, policy, grid = segment_ids_of(segment_ids, num_segments,
+                                                                     policy)
             n = _counts(data, segment_ids, num_segments, policy)
-            return unsorted_segment_sum(data, segment_ids, num_segments,
-                                        bad_indices_policy=policy) / of_count(n)
+            return ungrid(unsorted_segment_sum(data, segment_ids, num_segments,
+                                               bad_indices_policy=policy) / of_count(n), grid)
     f.__name__ = f.__qualname__ = op
     f.__doc__ = doc
     return _convert.public(f)
