@@ -87,6 +87,15 @@ def test_policies(op):
 
 
 def test_shape_errors():
+    with pytest.raises(IAE, match=r"num_segments = \[3, -4, 2\] as a grid's shape must not have "
+                                  "a negative dimension"):
+        tso.segment_softmax(DATA, IDS, [3, -4, 2])
+    unknown = tf.function(lambda d, i, g: tso.unsorted_segment_sum(d, i, g),
+                          input_signature=[tf.TensorSpec(None, tf.float32),
+                                           tf.TensorSpec(None, tf.int32),
+                                           tf.TensorSpec([3], tf.int32)])
+    with pytest.raises(IAE, match="must not have a negative dimension"):
+        unknown(DATA, IDS, [-3, -4, 2])
     with pytest.raises(ValueError, match=r"grid of 3 dims, so segment_ids must be index rows "
                                          r"\[\.\.\., 3\]"):
         tso.segment_softmax(DATA, IDS[..., :2], GRID)

@@ -122,6 +122,10 @@ def test_shapes_and_bad_arguments():
     with pytest.raises(tf.errors.InvalidArgumentError, match="num_segments == -1 must not be negative"):
         tso.unsorted_segment_sum(data, [0, 1, 2], -1)
     with pytest.raises(tf.errors.InvalidArgumentError, match="num_segments should be a scalar"):
+        tso.unsorted_segment_sum(data, [0, 1, 2], [[4]])
+    # a vector is a grid's shape (test_grid_segments.py): ids must be rows into it
+    with pytest.raises(ValueError, match=r"is a grid of 1 dims, so segment_ids must be index "
+                                         r"rows \[\.\.\., 1\] into it; got shape \(3,\)"):
         tso.unsorted_segment_sum(data, [0, 1, 2], [4])
     with pytest.raises(ValueError, match="unsorted_segment_max does not support dtype complex64"):
         tso.unsorted_segment_max(tf.ones([2], tf.complex64), [0, 1], 2)

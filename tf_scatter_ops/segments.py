@@ -62,6 +62,16 @@ def segment_ids_of(segment_ids, num_segments, policy):
             f"num_segments {_convert.describe(grid)} is a grid of {grid.shape[0]} dims, so "
             f"segment_ids must be index rows [..., {grid.shape[0]}] into it; got shape "
             f"{segment_ids.shape}")
+    static = tf.get_static_value(grid)
+    if static is not None and (np.asarray(static) < 0).any():
+        raise tf.errors.InvalidArgumentError(
+            None, None, f"num_segments = {np.asarray(static).tolist()} as a grid's shape must "
+            "not have a negative dimension")
+    if static is None and not _calls.in_xla_context():
+        with tf.control_dependencies([tf.debugging.assert_non_negative(
+                grid, message="num_segments as a grid's shape must not have a negative "
+                "dimension")]):
+            grid = tf.identity(grid)
     segment_ids, policy = _bounds.nd(policy, segment_ids, shape=grid)
     dims = tf.cast(grid, tf.int64)
     strides = tf.math.cumprod(dims, exclusive=True, reverse=True)
@@ -73,7 +83,6 @@ def segment_ids_of(segment_ids, num_segments, policy):
     else:
         with tf.control_dependencies([_bounds.check_rows(segment_ids, bad, grid, "segment_ids")]):
             flat = tf.identity(flat)
-    static = tf.get_static_value(grid)
     cells = int(np.prod(static, dtype=np.int64)) if static is not None else tf.reduce_prod(dims)
     return flat, _num_segments(cells), policy, grid
 
