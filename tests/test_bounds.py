@@ -127,8 +127,18 @@ def test_fill_value_errors():
         tso.gather_nd(T, IDX, fill_value=1.0)
     with pytest.raises(ValueError, match="fill_value is given for bad_indices_policy='FILL'"):
         tso.gather(DATA, [0], bad_indices_policy="IGNORE", fill_value=1.0)
-    with pytest.raises(ValueError, match="fill_value"):
+    with pytest.raises(ValueError, match="fill_value must be of the output's dtype float32"):
         tso.gather_nd(T, IDX, bad_indices_policy="FILL", fill_value="x")
+    with pytest.raises(ValueError, match="fill_value must be of the output's dtype float32"):
+        tso.gather_nd(T, IDX, bad_indices_policy="FILL", fill_value=tf.constant(1.0, tf.float64))
+    with pytest.raises(ValueError, match="fill_value 1000 does not fit the output's dtype int8"):
+        tso.gather(tf.constant([1, 2], tf.int8), [1, 9], bad_indices_policy="FILL", fill_value=1000)
+    with pytest.raises(ValueError, match="fill_value -1 does not fit the output's dtype uint8"):
+        tso.gather(tf.constant([1, 2], tf.uint8), [1, 9], bad_indices_policy="FILL", fill_value=-1)
+    for shape in ([3], [1, 2], [2, 1]):  # a slice of T at depth-2 rows is [2]
+        with pytest.raises(ValueError, match=r"fill_value of shape \(.*\) does not broadcast to a "
+                                             r"gathered slice of shape \(2,\)"):
+            tso.gather_nd(T, IDX, bad_indices_policy="FILL", fill_value=np.ones(shape, np.float32))
     with pytest.raises(IAE, match="Unknown bad_indices_policy 'clip'"):
         tso.gather_nd(T, IDX, bad_indices_policy="clip")
     # the raw ops know ERROR and IGNORE only: the modes are the wrappers'
@@ -207,6 +217,51 @@ def test_embedding_lookups():
     _same(tso.nn.embedding_lookup_sparse(tf.Variable(DATA), bags, None, combiner="sum",
                                          bad_indices_policy="FILL"),
           np.stack([DATA[1], np.zeros(3, np.float32)]))  # FILL leaves the bad ids out of the bag
+
+
+@pytest.mark.parametrize("combiner", ["sum", "mean", "sqrtn"])
+@pytest.mark.parametrize("policy", ["IGNORE", "FILL"])
+def test_embedding_bags_leave_bad_ids_out_on_every_path(combiner, policy):
+    # the fast path (one table, no weights, no max_norm) and the others: a
+    # bad id counts for no mean, whatever reads the rows
+    table = tf.constant(DATA)
+    bags = tf.SparseTensor([[0, 0], [0, 1], [1, 0], [1, 1]], tf.constant([0, 7, 1, 2], tf.int64),
+                           [2, 2])
+    ones = tf.SparseTensor(bags.indices, tf.ones([4]), bags.dense_shape)
+    want = tso.nn.embedding_lookup_sparse(table, bags, None, combiner=combiner,
+                                          bad_indices_policy=policy)
+    kept = {0: [0], 1: [1, 2]}
+    by_hand = [DATA[r].sum(0) / {"sum": 1, "mean": len(r), "sqrtn": np.sqrt(len(r))}[combiner]
+               for r in kept.values()]
+    np.testing.assert_allclose(want, np.stack(by_hand), rtol=1e-6)
+    for got in (tso.nn.embedding_lookup_sparse(table, bags, ones, combiner=combiner,
+                                               bad_indices_policy=policy),
+                tso.nn.embedding_lookup_sparse([table[:3], table[3:]], bags, None,
+                                               combiner=combiner, bad_indices_policy=policy),
+                tso.nn.embedding_lookup_sparse(table, bags, None, combiner=combiner,
+                                               max_norm=100.0, bad_indices_policy=policy)):
+        np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+@pytest.mark.parametrize("op", ["sparse_segment_sum", "sparse_segment_mean",
+                                "sparse_segment_sqrt_n"])
+def test_sparse_segments_under_xla_drop_bad_indices(op):
+    # XLA's gather clamps; the function drops the row as eagerly
+    f = getattr(tso, op)
+    indices = tf.constant([0, 7, -1, 1])
+    ids = tf.constant([0, 0, 1, 1])
+    data = tf.constant(DATA)
+
+    def step(d):
+        with tf.GradientTape() as tape:
+            tape.watch(d)
+            y = f(d, indices, ids, num_segments=2, bad_indices_policy="IGNORE")
+        return y, tape.gradient(y, d)
+    eager = step(data)
+    compiled = tf.function(step, jit_compile=True)(data)
+    for a, b in zip(compiled, eager):
+        np.testing.assert_allclose(tf.convert_to_tensor(a), tf.convert_to_tensor(b), rtol=1e-6)
+    np.testing.assert_allclose(eager[0], np.stack([DATA[0], DATA[1]]), rtol=1e-6)
 
 
 def test_gradients():

@@ -96,6 +96,14 @@ def test_shape_errors():
                                            tf.TensorSpec([3], tf.int32)])
     with pytest.raises(IAE, match="must not have a negative dimension"):
         unknown(DATA, IDS, [-3, -4, 2])
+    # a depth that differs from the grid's rank, known at run time only
+    rows = tf.function(lambda d, i, g: tso.unsorted_segment_sum(d, i, g),
+                       input_signature=[tf.TensorSpec(None, tf.float32),
+                                        tf.TensorSpec([2, 50, None], tf.int32),
+                                        tf.TensorSpec([None], tf.int32)])
+    with pytest.raises(IAE, match=r"segment_ids must be index rows \[\.\.\., depth\] with "
+                                  "depth = the rank of the grid"):
+        rows(DATA, IDS[..., :2], GRID)
     with pytest.raises(ValueError, match=r"grid of 3 dims, so segment_ids must be index rows "
                                          r"\[\.\.\., 3\]"):
         tso.segment_softmax(DATA, IDS[..., :2], GRID)

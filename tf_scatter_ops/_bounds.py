@@ -110,6 +110,32 @@ def bad_rows(indices, dims):
     return tf.reduce_any(outside, axis=-1)
 
 
+def _fill_tensor(fill_value, out, indices):
+    """fill_value as a tensor of out's dtype that broadcasts to one gathered
+    slice (out is [..., slice], indices [..., depth]); ValueError naming
+    what does not fit."""
+    dtype = out.dtype
+    if dtype.is_integer and not isinstance(fill_value, (tf.Tensor, tf.Variable)):
+        array = np.asarray(fill_value)
+        if array.dtype.kind in "iu" and array.size and (
+                array.min() < dtype.min or array.max() > dtype.max):
+            raise ValueError(f"fill_value {array.tolist()!r} does not fit the output's dtype "
+                             f"{dtype.name}")
+    try:
+        value = tf.convert_to_tensor(fill_value, dtype=dtype)
+    except (TypeError, ValueError) as e:
+        raise ValueError(f"fill_value must be of the output's dtype {dtype.name}: {e}") from e
+    if out.shape.rank is None or indices.shape.rank is None or value.shape.rank is None:
+        return value
+    one = out.shape[indices.shape.rank - 1:]
+    tail = one[one.rank - value.shape.rank:] if value.shape.rank <= one.rank else None
+    if tail is None or not all(v is None or s is None or v in (1, s)
+                               for v, s in zip(value.shape, tail)):
+        raise ValueError(f"fill_value of shape {value.shape} does not broadcast to a "
+                         f"gathered slice of shape {one}")
+    return value
+
+
 def fill(policy, out, indices, fill_value, like=None, shape=None):
     """A gather's `out` ([..., slice]: the rows at indices [..., depth] of a
     tensor like `like` or of `shape`) with `fill_value` (broadcast to a
@@ -119,12 +145,8 @@ def fill(policy, out, indices, fill_value, like=None, shape=None):
     select that XLA fuses into the gather."""
     if policy != "FILL":
         return out
-    if fill_value is None:
-        fill_value = default_fill(out.dtype)
-    try:
-        value = tf.convert_to_tensor(fill_value, dtype=out.dtype, name="fill_value")
-    except (TypeError, ValueError) as e:
-        raise ValueError(f"fill_value: {e}") from e
+    value = _fill_tensor(default_fill(out.dtype) if fill_value is None else fill_value, out,
+                         indices)
     bad = bad_rows(indices, _outer_dims(indices, like, shape))
     if _calls.in_xla_context():
         slice_rank = tf.rank(out) - tf.rank(bad)

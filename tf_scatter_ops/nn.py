@@ -178,11 +178,24 @@ def embedding_lookup_sparse_v1(params, sp_ids, sp_weights, partition_strategy="m
             if variables.is_resource_variable(table):
                 table = table.read_value_no_copy()
             return _reduce_bags(table, ids, segment_ids, combiner, bad_indices_policy)
+        if bad_indices_policy == "IGNORE":
+            # a bad id weighs 0, so that it counts for no mean either (its
+            # looked-up row is zeros), as the segment op leaves it out above
+            kept = tf.cast((ids >= 0) & (ids < tf.cast(_rows_in(tables), ids.dtype)), tf.float32)
+            weights = kept if weights is None else tf.cast(weights, tf.float32) * kept
         unique, idx = tf.unique(ids)
         rows = _lookup(tables, unique, partition_strategy, max_norm, bad_indices_policy)
         if weights is None:
             return _reduce_bags(rows, idx, segment_ids, combiner, "")
         return _weighted_bags(rows, idx, segment_ids, weights, combiner)
+
+
+def _rows_in(tables):
+    """The rows of a list of tables, all together."""
+    shapes = [tf.TensorShape(t.shape) for t in tables]
+    if all(s.rank is not None and s[0] is not None for s in shapes):
+        return sum(s[0] for s in shapes)
+    return tf.add_n([tf.shape(t, out_type=tf.int64)[0] for t in tables])
 
 
 def _reduce_bags(table, ids, segment_ids, combiner, policy):

@@ -30,7 +30,7 @@ which then count for no mean; CLIP clamps them into range (a negative id to
 import numpy as np
 import tensorflow as tf
 
-from tf_scatter_ops import _bounds, _calls, _convert, _table
+from tf_scatter_ops import _bounds, _calls, _convert, _stock_forms, _table
 
 
 def inputs(op, data, segment_ids, num_segments, policy):
@@ -69,9 +69,15 @@ def segment_ids_of(segment_ids, num_segments, policy):
             "not have a negative dimension")
     if static is None and not _calls.in_xla_context():
         with tf.control_dependencies([tf.debugging.assert_non_negative(
-                grid, message="num_segments as a grid's shape must not have a negative "
-                "dimension")]):
+                grid, message="num_segments as the shape of a grid must not have a "
+                "negative dimension")]):
             grid = tf.identity(grid)
+    if (depth is None or grid.shape[0] is None) and not _calls.in_xla_context():
+        with tf.control_dependencies([tf.debugging.assert_equal(
+                tf.shape(segment_ids)[-1], tf.size(grid), message=(
+                    "num_segments is the shape of a grid, so segment_ids must be index rows "
+                    "[..., depth] with depth = the rank of the grid"))]):
+            segment_ids = tf.identity(segment_ids)
     segment_ids, policy = _bounds.nd(policy, segment_ids, shape=grid)
     dims = tf.cast(grid, tf.int64)
     strides = tf.math.cumprod(dims, exclusive=True, reverse=True)
@@ -91,7 +97,8 @@ def ungrid(out, grid):
     """A result of `cells` rows as the grid's shape (segment_ids_of)."""
     if grid is None:
         return out
-    return tf.reshape(out, tf.concat([tf.cast(grid, tf.int32), tf.shape(out)[1:]], axis=0))
+    return tf.reshape(out, tf.concat([tf.cast(grid, tf.int64),
+                                      tf.shape(out, out_type=tf.int64)[1:]], axis=0))
 
 
 def _segment(op, data, segment_ids, num_segments, bad_indices_policy, name):
@@ -231,10 +238,15 @@ def _sparse_function(op, doc):
 def _sparse_for_xla(op, inputs, policy):
     """sparse_segment_* with num_segments under XLA, which has no kernel for
     TensorFlow's sparse segment ops: the gather and an unsorted segment sum,
-    over the counts for mean and sqrt_n (XLA's order of summation)."""
+    over the counts for mean and sqrt_n (XLA's order of summation). XLA's
+    gather clamps an index out of range: its row is dropped instead (its
+    id made -1), as XLA's segment sum drops ids out of range."""
     data, indices, ids = inputs["data"], inputs["indices"], inputs["segment_ids"]
     num_segments = inputs["num_segments"]
-    rows = tf.gather(data, tf.cast(indices, tf.int32) if indices.dtype == tf.int16 else indices)
+    wide = _stock_forms.wide(indices)
+    outside = (wide < 0) | (wide >= tf.shape(data, out_type=wide.dtype)[0])
+    ids = tf.where(outside, tf.constant(-1, ids.dtype), ids)
+    rows = tf.gather(data, tf.where(outside, tf.zeros_like(wide), wide))
     total = unsorted_segment_sum(rows, ids, num_segments, bad_indices_policy=policy)
     if op == "sparse_segment_sum":
         return total
