@@ -80,16 +80,28 @@ def segment_ids_of(segment_ids, num_segments, policy):
             segment_ids = tf.identity(segment_ids)
     segment_ids, policy = _bounds.nd(policy, segment_ids, shape=grid)
     dims = tf.cast(grid, tf.int64)
-    strides = tf.math.cumprod(dims, exclusive=True, reverse=True)
-    flat = tf.reduce_sum(tf.cast(segment_ids, tf.int64) * strides, axis=-1)
+    if static is not None:  # strides as constants, in int32 where the ids and cells fit it
+        cells = int(np.prod(static, dtype=np.int64))
+        dtype = tf.int32 if segment_ids.dtype != tf.int64 and cells < 2**31 else tf.int64
+        strides = np.cumprod(np.concatenate([[1], np.asarray(static)[:0:-1]]))[::-1]
+        strides = tf.constant(strides.astype(dtype.as_numpy_dtype))
+    else:
+        cells, dtype = tf.reduce_prod(dims), tf.int64
+        strides = tf.math.cumprod(dims, exclusive=True, reverse=True)
+    columns = _bounds.static_columns(tf.cast(segment_ids, dtype))
+    if columns:
+        flat = columns[-1]
+        for d, column in enumerate(columns[:-1]):
+            flat += column * strides[d]
+    else:
+        flat = tf.reduce_sum(tf.cast(segment_ids, dtype) * strides, axis=-1)
     bad = _bounds.bad_rows(segment_ids, dims)
     if policy == "IGNORE" or _calls.in_xla_context():
         # dropped (under XLA as TensorFlow's segment ops there drop bad ids)
-        flat = tf.where(bad, tf.constant(-1, tf.int64), flat)
+        flat = tf.where(bad, tf.constant(-1, dtype), flat)
     else:
         with tf.control_dependencies([_bounds.check_rows(segment_ids, bad, grid, "segment_ids")]):
             flat = tf.identity(flat)
-    cells = int(np.prod(static, dtype=np.int64)) if static is not None else tf.reduce_prod(dims)
     return flat, _num_segments(cells), policy, grid
 
 
