@@ -334,3 +334,37 @@ def test_sharded_tables():
     for i in clamped[:, 0]:
         want[i] += 1
     _same(np.concatenate([v.numpy() for v in table.variables]), want)
+
+
+def test_review_cases():
+    # float64 bag weights keep their precision when bad ids are left out
+    table = tf.constant(np.ones([4, 1]), tf.float64)
+    bags = tf.SparseTensor([[0, 0], [0, 1]], tf.constant([0, 1], tf.int64), [1, 2])
+    weights = tf.SparseTensor(bags.indices, tf.constant([1 + 1e-12, 1.0], tf.float64), [1, 2])
+    for policy in ("", "IGNORE"):
+        got = tso.nn.embedding_lookup_sparse(table, bags, weights, combiner="sum",
+                                             bad_indices_policy=policy)
+        assert got.numpy()[0, 0] - 2.0 == pytest.approx(1e-12, rel=1e-3)
+    # CLIP with a depth beyond the rank: the op's own message
+    with pytest.raises(IAE, match="exceeds"):
+        tso.tensor_scatter_nd_add(tf.zeros([2]), [[0, 1, 2]], [1.0], bad_indices_policy="CLIP")
+    # a variable's rows under XLA keep the policy (XLA's gather would clamp)
+    v = tf.Variable(DATA)
+    for policy, want in (("IGNORE", np.zeros(3, np.float32)), ("FILL", np.full(3, np.nan, np.float32)),
+                         ("CLIP", DATA[5])):
+        got = tf.function(lambda i: tso.gather(v, i, bad_indices_policy=policy),
+                          jit_compile=True)(tf.constant([1, 9]))
+        _same(got, np.stack([DATA[1], want]))
+    with pytest.raises(tf.errors.InternalError, match=r"indices\[1\] = \[9\] does not index"):
+        tf.function(lambda i: tso.gather(v, i), jit_compile=True)(tf.constant([1, 9]))
+    # int16 indices into a variable under XLA
+    tf.function(lambda: tso.scatter_nd_add(v, tf.constant([[2]], tf.int16), DATA[:1]),
+                jit_compile=True)()
+    _same(v[2], DATA[2] + DATA[0])
+    # a policy where TensorFlow's function reads the rows is refused, as for embedding_lookup
+    # (tables of lengths unknown when traced)
+    lookup = tf.function(lambda a, b: tso.nn.embedding_lookup_sparse(
+        [a, b], bags, None, bad_indices_policy="IGNORE"),
+        input_signature=[tf.TensorSpec([None, 1], tf.float64)] * 2)
+    with pytest.raises(ValueError, match="bad_indices_policy applies where the plugin reads"):
+        lookup(table, table)

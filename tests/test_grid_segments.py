@@ -149,3 +149,14 @@ def test_xla_unknown_shapes_and_stock_forms():
         tf.TensorSpec([2, 50, 3], tf.float32), tf.TensorSpec([2, 50, 3], tf.int32))
     assert [o.shape.as_list() for o in traced.outputs] == [
         [3, 4, 2, 3], [2, 50, 3], [3, 4, 2, 3], [3, 4, 2, 3]]
+
+
+def test_depth_mismatch_under_xla_is_an_error():
+    f = tf.function(lambda d, i, n: tso.unsorted_segment_sum(d, i, n), jit_compile=True,
+                    input_signature=[tf.TensorSpec([3]), tf.TensorSpec([3, 2], tf.int32),
+                                     tf.TensorSpec([None], tf.int32)])
+    ids = [[0, 1], [1, 1], [1, 0]]
+    ref.assert_same(f([1.0, 2.0, 4.0], ids, [2, 2]), np.array([[0, 1], [4, 2]], np.float32))
+    for grid in ([4], [2, 2, 2]):
+        with pytest.raises((IAE, tf.errors.InternalError)):
+            f([1.0, 2.0, 4.0], ids, grid)

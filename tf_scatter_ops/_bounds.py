@@ -48,12 +48,20 @@ def _outer_dims(indices, like, shape):
     return shape[:depth] if depth is not None else shape[:tf.shape(indices)[-1]]
 
 
+def _too_deep(indices, like, shape):
+    """Whether indices of a static depth address more dims than there are."""
+    depth = indices.shape[-1] if indices.shape.rank else None
+    rank = (tf.TensorShape(like.shape).rank if shape is None
+            else tf.TensorShape(getattr(shape, "shape", np.shape(shape)))[0])
+    return depth is not None and rank is not None and depth > rank
+
+
 def nd(policy, indices, like=None, shape=None):
     """(indices, kernel policy) for indices [..., depth] into a tensor like
     `like` or of `shape`: under CLIP each coordinate clamped into its
     dimension."""
-    if policy != "CLIP" or indices.shape.rank == 0:  # rank 0: the op's own error
-        return indices, kernel_policy(policy)
+    if policy != "CLIP" or indices.shape.rank == 0 or _too_deep(indices, like, shape):
+        return indices, kernel_policy(policy)  # the op's own error for these shapes
     dims = _outer_dims(indices, like, shape)
     return tf.minimum(tf.maximum(indices, 0), _top(dims, indices.dtype)), "IGNORE"
 

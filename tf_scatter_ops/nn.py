@@ -162,6 +162,10 @@ def embedding_lookup_sparse_v1(params, sp_ids, sp_weights, partition_strategy="m
     if combiner not in _COMBINERS:
         raise ValueError(f"combiner must be one of 'mean', 'sqrtn' or 'sum', got {combiner!r}")
     if _tensorflows(params):
+        if _convert.check_policy(bad_indices_policy):
+            raise ValueError("bad_indices_policy applies where the plugin reads the rows; "
+                             "this lookup (a partitioned variable, another dtype or tables of "
+                             "unknown lengths) is TensorFlow's")
         return _embedding_ops.embedding_lookup_sparse(
             params, sp_ids, sp_weights, partition_strategy, name, combiner, max_norm,
             allow_fast_lookup)
@@ -181,8 +185,9 @@ def embedding_lookup_sparse_v1(params, sp_ids, sp_weights, partition_strategy="m
         if bad_indices_policy == "IGNORE":
             # a bad id weighs 0, so that it counts for no mean either (its
             # looked-up row is zeros), as the segment op leaves it out above
-            kept = tf.cast((ids >= 0) & (ids < tf.cast(_rows_in(tables), ids.dtype)), tf.float32)
-            weights = kept if weights is None else tf.cast(weights, tf.float32) * kept
+            kept = (ids >= 0) & (ids < tf.cast(_rows_in(tables), ids.dtype))
+            weights = (tf.cast(kept, tf.float32) if weights is None
+                       else weights * tf.cast(kept, weights.dtype))
         unique, idx = tf.unique(ids)
         rows = _lookup(tables, unique, partition_strategy, max_norm, bad_indices_policy)
         if weights is None:

@@ -72,12 +72,17 @@ def segment_ids_of(segment_ids, num_segments, policy):
                 grid, message="num_segments as the shape of a grid must not have a "
                 "negative dimension")]):
             grid = tf.identity(grid)
-    if (depth is None or grid.shape[0] is None) and not _calls.in_xla_context():
-        with tf.control_dependencies([tf.debugging.assert_equal(
-                tf.shape(segment_ids)[-1], tf.size(grid), message=(
-                    "num_segments is the shape of a grid, so segment_ids must be index rows "
-                    "[..., depth] with depth = the rank of the grid"))]):
-            segment_ids = tf.identity(segment_ids)
+    if depth is None or grid.shape[0] is None:
+        # known at run time: checked (under XLA, where asserts do nothing, the
+        # grid reshaped to the depth fails to compile on a mismatch)
+        if _calls.in_xla_context():
+            grid = tf.reshape(grid, tf.shape(segment_ids)[-1:])
+        else:
+            with tf.control_dependencies([tf.debugging.assert_equal(
+                    tf.shape(segment_ids)[-1], tf.size(grid), message=(
+                        "num_segments is the shape of a grid, so segment_ids must be index "
+                        "rows [..., depth] with depth = the rank of the grid"))]):
+                segment_ids, grid = tf.identity(segment_ids), tf.identity(grid)
     segment_ids, policy = _bounds.nd(policy, segment_ids, shape=grid)
     dims = tf.cast(grid, tf.int64)
     if static is not None:  # strides as constants, in int32 where the ids and cells fit it

@@ -104,6 +104,7 @@ def _xla_scatter(op, ref, indices, updates, use_locking):
     sub), else an assign of the tensor op's result (min, max), which XLA
     does in place. XLA drops out-of-bound rows whatever the policy."""
     tensor_op, resource_op, _ = _OPS[op]
+    indices = _stock_forms.wide(indices)  # TensorFlow's ops take no int16 indices
     if op in ("scatter_nd_min", "scatter_nd_max"):
         raw = getattr(tf.raw_ops, _table.BY_PY[tensor_op].tf)
         return ref.assign(raw(tensor=ref.read_value(), indices=indices, updates=updates),
@@ -201,7 +202,8 @@ def gather_rows(var, indices, policy):
     if _calls.emitting_stock():
         return _stock_forms.gather_rows(var.handle, var.dtype, indices, policy)
     if _calls.lowering_to_xla():  # XLA compiles no ResourceGatherNd; it reads variables in place
-        return tf.raw_ops.GatherNd(params=var.value(), indices=indices)
+        return _calls.raw_op("gather_nd")(params=var.value(), indices=indices,
+                                          bad_indices_policy=policy)
     return _calls.library_op("ResourceGatherNd")(var.handle, indices, dtype=var.dtype,
                                            bad_indices_policy=policy)
 
