@@ -3,15 +3,18 @@ where a public function builds its op, so that the kernels (CPU and GPU),
 XLA's forms, the stock forms and the gradients all see what they know:
 indices in range and the IGNORE policy.
 
-* CLIP clamps each index coordinate into its dimension, [0, dim - 1]: one
-  element-wise op on the indices (XLA fuses it). Only a row into an empty
-  dimension, where nothing is in range, stays bad, and IGNORE drops it.
+* CLIP clamps each index coordinate into its dimension, [0, dim - 1]: a
+  minimum and a maximum over the indices (XLA fuses them). Only a row into
+  an empty dimension, where nothing is in range, stays bad: a gather gives
+  zeros for it (a scatter into an output with no elements keeps
+  TensorFlow's error, whatever the policy).
   Segment ids: an id >= num_segments becomes num_segments - 1; a negative id
   becomes 0 where it is out of range (sorted and sparse segments) and stays
   dropped where TensorFlow defines it as dropped (unsorted_segment_*).
 * FILL drops bad rows of scatters and segments (IGNORE, as JAX's "fill"
   does for scatters); a gather gives `fill_value` at the bad rows instead of
-  IGNORE's zeros: the gather under IGNORE, then one select.
+  IGNORE's zeros: the gather under IGNORE, then the bad rows written over
+  (fill).
 
 A clamped row's gradient goes where the row was clamped to (the op is built
 on the clamped indices); a filled row's goes nowhere.

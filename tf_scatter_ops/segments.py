@@ -24,7 +24,8 @@ at `indices` without gathering them first, in TensorFlow's order (its sums
 are bitwise TensorFlow's); its output has num_segments rows, or the last id
 + 1. IGNORE (or FILL) drops the rows whose id (or index) is out of range,
 which then count for no mean; CLIP clamps them into range (a negative id to
-0, an index to data's rows, an id to num_segments - 1 where it is given). Under XLA the functions build TensorFlow's ops.
+0, an index to data's rows, an id to num_segments - 1 where it is given).
+Under XLA the functions build TensorFlow's ops.
 """
 
 import numpy as np
@@ -229,15 +230,15 @@ def _sparse_function(op, doc):
             data = _convert.tensor(data, name="data")
             _convert.check_dtype(op, data.dtype)
             indices = _convert.indices(indices)
+            if num_segments is not None:
+                num_segments = _num_segments(num_segments)
             if policy == "CLIP":  # into data's rows
                 indices, _ = _bounds.ids(policy, indices, tf.shape(data)[0])
-            segment_ids, policy = _bounds.ids(
-                policy, _convert.indices(segment_ids),
-                None if num_segments is None else _num_segments(num_segments))
+            segment_ids, policy = _bounds.ids(policy, _convert.indices(segment_ids), num_segments)
             inputs = dict(data=data, indices=indices, segment_ids=segment_ids,
                           sparse_gradient=bool(sparse_gradient))
             if num_segments is not None:
-                inputs["num_segments"] = _num_segments(num_segments)
+                inputs["num_segments"] = num_segments
             if _calls.lowering(xla_ours=False):
                 if num_segments is None or _calls.emitting_stock():
                     # TensorFlow's op (which XLA does not compile)
