@@ -84,7 +84,7 @@ def _lookup(params, ids, partition_strategy, max_norm, bad_indices_policy):
     row_shape = shapes[0][1:]
     for shape in shapes[1:]:
         row_shape = row_shape.merge_with(shape[1:])
-    total = sum(shape[0] for shape in shapes)
+    total = _rows_in(params)  # static: _tensorflows takes lists of unknown lengths
     given = _convert.check_policy(bad_indices_policy)
     clamped, policy = _bounds.ids(given, ids, total)  # CLIP: into the whole table
     rows = sharded.Rows(params, [total] + row_shape.as_list(), clamped[..., None], policy,
@@ -161,8 +161,9 @@ def embedding_lookup_sparse_v1(params, sp_ids, sp_weights, partition_strategy="m
     combiner = "mean" if combiner is None else combiner
     if combiner not in _COMBINERS:
         raise ValueError(f"combiner must be one of 'mean', 'sqrtn' or 'sum', got {combiner!r}")
+    policy = _convert.check_policy(bad_indices_policy)
     if _tensorflows(params):
-        if _convert.check_policy(bad_indices_policy):
+        if policy:
             raise ValueError("bad_indices_policy applies where the plugin reads the rows; "
                              "this lookup (a partitioned variable, another dtype or tables of "
                              "unknown lengths) is TensorFlow's")
@@ -170,7 +171,7 @@ def embedding_lookup_sparse_v1(params, sp_ids, sp_weights, partition_strategy="m
             params, sp_ids, sp_weights, partition_strategy, name, combiner, max_norm,
             allow_fast_lookup)
     tables = _tables(params, partition_strategy)
-    if _convert.check_policy(bad_indices_policy) == "FILL":
+    if policy == "FILL":
         bad_indices_policy = "IGNORE"  # a bag leaves a bad id out, as segments do under FILL
     with _convert.scope(name or "embedding_lookup_sparse"):
         segment_ids, ids, weights = _bags(sp_ids, sp_weights)

@@ -221,8 +221,9 @@ def gather_nd(params, indices, batch_dims=0, name=None, bad_indices_policy="", f
 
     Like `tf.gather_nd`, including `batch_dims`. Rows with bad indices raise
     InvalidArgumentError, or with "IGNORE" give zeros, with "FILL"
-    `fill_value` (a scalar or a slice; by default NaN, the integer dtype's
-    lowest value, True), with "CLIP" the slice at the clamped indices. From
+    `fill_value` (a scalar or a slice; by default NaN, a signed integer
+    dtype's lowest value, an unsigned one's highest, True), with "CLIP" the
+    slice at the clamped indices. From
     a variable, the rows are read straight from its buffer (no copy of the
     variable). For rank-2 indices of depth 1 (row lookups) the gradient is a
     `tf.IndexedSlices`, as in TensorFlow.
