@@ -1,6 +1,7 @@
 """tensor_scatter_nd_mul and _mean, argmax pooling
-(unsorted_segment_max_with_argmax) and the out-of-bound modes CLIP and FILL,
-against the same written with
+(unsorted_segment_max_with_argmax), the out-of-bound modes CLIP and FILL, and
+scatters of sorted rows with and without indices_are_sorted, against the same
+written with
 TensorFlow's ops (what code without them writes today: the updates' product
 per row by unsorted_segment_prod and one multiply; a tensor_scatter_nd_add, a
 scatter_nd of the counts and a divide; a segment max, a gather, a compare, a
@@ -9,10 +10,11 @@ composition under XLA (jit_compile=True), in one run; forward alone and
 forward + backward (gradients with respect to the tensor and the updates, or
 the pooled points).
 
-    python -m benchmarks.reductions [--quick]
+    python -m benchmarks.reductions [--quick] [--only reductions|modes|hints]
 
 A table of [200k, 16] float32 rows, 100k update rows into random rows
-(duplicates); 500k points of 32 float32 features pooled into 20k cells.
+(duplicates); 500k points of 32 float32 features pooled into 20k cells; for
+the hints, sorted rows of the sizes each line names.
 Times are medians of interleaved rounds, ms per call; each call waits for
 its result on the CPU without copying it out.
 """
@@ -71,6 +73,35 @@ def _modes(table, rows, updates, n):
              fill_theirs, (table, rows))]
 
 
+def _hints(s):
+    """Sorted rows (duplicates) added into a table with and without
+    indices_are_sorted (unique_indices too where the rows are distinct),
+    against TensorFlow's op (which takes no such promise) and XLA's."""
+    rng = np.random.default_rng(1)
+    cases = []
+    for label, n, nslots, width, unique in (
+            ("800k into [200k,16]", 800_000, 200_000, 16, False),
+            ("2M into [1M] (scalars)", 2_000_000, 1_000_000, 1, False),
+            ("100k distinct into [200k,16]", 100_000, 200_000, 16, True),
+            ("200k into [100k,64]", 200_000, 100_000, 64, False),
+            ("10k into [1M,16]", 10_000, 1_000_000, 16, False)):
+        n, nslots = n // s, nslots // s
+        flat = rng.permutation(nslots)[:n] if unique else rng.integers(0, nslots, n)
+        idx = tf.constant(np.sort(flat)[:, None].astype(np.int32))
+        shape = [nslots, width] if width > 1 else [nslots]
+        table = tf.constant(rng.uniform(0.5, 2.0, shape).astype(np.float32))
+        upd = tf.constant(rng.uniform(0.5, 2.0, [n] + shape[1:]).astype(np.float32))
+        hint = {"indices_are_sorted": True, "unique_indices": unique}
+        cases.append((label, {
+            "hinted": lambda t, i, u, hint=hint: tso.tensor_scatter_nd_add(t, i, u, **hint),
+            "plain": lambda t, i, u: tso.tensor_scatter_nd_add(t, i, u),
+            "scatter_nd hinted": lambda t, i, u, hint=hint: tso.scatter_nd(
+                i, u, tf.shape(t), **hint),
+            "scatter_nd plain": lambda t, i, u: tso.scatter_nd(i, u, tf.shape(t)),
+        }, (table, idx, upd)))
+    return cases
+
+
 def _value(out):
     """The value of a (value, positions) pair, which the gradient is of."""
     return out[0] if isinstance(out, tuple) else out
@@ -79,6 +110,8 @@ def _value(out):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="sizes / 8, few rounds")
+    parser.add_argument("--only", choices=("reductions", "modes", "hints"),
+                        help="one part of the table")
     args = parser.parse_args()
     rounds, calls = (3, 3) if args.quick else (7, 10)
     s = 8 if args.quick else 1
@@ -99,7 +132,7 @@ def main():
     cases.append(("argmax pooling",
                   lambda p, c, n: tuple(tso.unsorted_segment_max_with_argmax(p, c, n)),
                   _tensorflow_argmax, (points, cells, 20_000 // s), (0,)))
-    for name, ours, theirs, inputs, wrt in cases:
+    for name, ours, theirs, inputs, wrt in cases if args.only in (None, "reductions") else ():
         for label, wrap in (("forward", lambda f: f),
                             ("+ grad", lambda f, wrt=wrt: forward_backward(
                                 lambda *a: _value(f(*a)), wrt=wrt))):
@@ -117,7 +150,8 @@ def main():
     bad_rows[::100, 0] = np.where(np.arange(len(bad_rows[::100])) % 2, -3, n + 5)
     print(f"  {'mode (1% rows bad)':<24} {'':<8} {'plugin':>8} {'TF ops':>8} {'XLA':>8}  "
           f"TF/plugin  XLA/plugin  plugin: IGNORE, with the mode under XLA")
-    for name, ours, plain, theirs, inputs in _modes(table, tf.constant(bad_rows), updates, n):
+    modes = _modes(table, tf.constant(bad_rows), updates, n) if args.only in (None, "modes") else ()
+    for name, ours, plain, theirs, inputs in modes:
         fns = {"plugin": tf.function(ours), "plain": tf.function(plain),
                "TF ops": tf.function(theirs), "XLA": tf.function(theirs, jit_compile=True),
                "plugin XLA": tf.function(ours, jit_compile=True)}
@@ -127,6 +161,21 @@ def main():
         print(f"  {name:<24} {'forward':<8} {t['plugin']:8.2f} {t['TF ops']:8.2f} {t['XLA']:8.2f}  "
               f"{t['TF ops'] / t['plugin']:8.2f}x  {t['XLA'] / t['plugin']:8.2f}x  "
               f"{t['plain']:8.2f}  {t['plugin XLA']:8.2f}")
+    print(f"  {'sorted rows':<30} {'hinted':>8} {'plain':>8} {'TF op':>8} {'XLA':>8}  "
+          f"plain/hinted  TF/hinted  XLA/hinted  (tensor_scatter_nd_add; scatter_nd: "
+          f"hinted, plain)")
+    for name, ours, inputs in _hints(s) if args.only in (None, "hints") else ():
+        fns = {k: tf.function(f) for k, f in ours.items()}
+        fns["TF op"] = tf.function(tf.tensor_scatter_nd_add)
+        fns["XLA"] = tf.function(tf.tensor_scatter_nd_add, jit_compile=True)
+        for k in ("hinted", "scatter_nd hinted"):
+            np.testing.assert_array_equal(fns[k](*inputs).numpy(),
+                                          fns[k.replace("hinted", "plain")](*inputs).numpy())
+        t = interleaved_ms(fns, inputs, rounds, calls)
+        print(f"  {name:<30} {t['hinted']:8.2f} {t['plain']:8.2f} {t['TF op']:8.2f} "
+              f"{t['XLA']:8.2f}  {t['plain'] / t['hinted']:11.2f}x {t['TF op'] / t['hinted']:9.2f}x "
+              f"{t['XLA'] / t['hinted']:10.2f}x  {t['scatter_nd hinted']:8.2f} "
+              f"{t['scatter_nd plain']:8.2f}")
 
 
 if __name__ == "__main__":

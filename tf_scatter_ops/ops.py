@@ -26,7 +26,21 @@ from tf_scatter_ops._tf_private import EagerTensor as _EagerTensor
 from tf_scatter_ops._tf_private import array_ops as _array_ops
 
 
-def _tensor_scatter(op, tensor, indices, updates, bad_indices_policy, name, include_self=True):
+def _hints(indices_are_sorted, unique_indices, xla_ours=True):
+    """The op attrs of the caller's promises about the index rows (Python
+    bools): none where TensorFlow's op is built instead (it has no such
+    attrs) or nothing is promised."""
+    for attr, value in (("indices_are_sorted", indices_are_sorted),
+                        ("unique_indices", unique_indices)):
+        if not isinstance(value, bool):
+            raise ValueError(f"{attr} must be a Python bool, got {value!r}")
+    if not (indices_are_sorted or unique_indices) or _calls.lowering(xla_ours):
+        return {}
+    return {"indices_are_sorted": indices_are_sorted, "unique_indices": unique_indices}
+
+
+def _tensor_scatter(op, tensor, indices, updates, bad_indices_policy, name, include_self=True,
+                    indices_are_sorted=False, unique_indices=False):
     # Tiny eager calls are dominated by Python: go straight to the op when the
     # inputs are eager tensors of valid dtypes (the kernel checks the rest)
     # and we execute eagerly: a function being traced can capture eager
@@ -34,6 +48,7 @@ def _tensor_scatter(op, tensor, indices, updates, bad_indices_policy, name, incl
     # or XLA's lowering.
     if (type(tensor) is _EagerTensor and type(indices) is _EagerTensor
             and type(updates) is _EagerTensor and bad_indices_policy == "" and include_self is True
+            and indices_are_sorted is False and unique_indices is False
             and tf.executing_eagerly() and not _calls.emitting_stock()):
         dtype = tensor._datatype_enum()
         if (dtype in _convert.ENUM_SETS[op] and indices._datatype_enum() in _convert.INDEX_ENUMS
@@ -46,10 +61,11 @@ def _tensor_scatter(op, tensor, indices, updates, bad_indices_policy, name, incl
         indices = _convert.indices(indices)
         updates = _convert.tensor(updates, dtype=tensor.dtype, name="updates")
         indices, policy = _bounds.nd(policy, indices, like=tensor)
+        hints = _hints(indices_are_sorted, unique_indices)
         if not _check_include_self(include_self):
-            tensor = _exclude_self(op, tensor, indices, updates, policy)
+            tensor = _exclude_self(op, tensor, indices, updates, policy, hints)
         out = _calls.raw_op(op)(tensor=tensor, indices=indices, updates=updates,
-                                bad_indices_policy=policy)
+                                bad_indices_policy=policy, **hints)
         if in_xla_context() and out.op.type.startswith("TfScatter>"):
             xla_sites.mark_scatter(out, tensor)
         return out
@@ -74,22 +90,25 @@ def _identity(op, dtype):
     return tf.constant(dtype.max if is_min else dtype.min, dtype)
 
 
-def _exclude_self(op, tensor, indices, updates, policy):
+def _exclude_self(op, tensor, indices, updates, policy, hints):
     """include_self=False (PyTorch's scatter_reduce): `tensor` with the
     reduction's identity at the slots the updates reach, so that only the
     updates reduce there; other slots keep their value."""
     fill = tf.fill(tf.shape(updates), _identity(op, tensor.dtype))
-    return tensor_scatter_nd_update(tensor, indices, fill, bad_indices_policy=policy)
+    return tensor_scatter_nd_update(tensor, indices, fill, bad_indices_policy=policy, **hints)
 
 
 @public
-def scatter_nd(indices, updates, shape, bad_indices_policy="", name=None):
+def scatter_nd(indices, updates, shape, bad_indices_policy="", name=None,
+               indices_are_sorted=False, unique_indices=False):
     """Scatters `updates` into a new zero tensor of `shape` at `indices`.
 
     Like `tf.scatter_nd`: duplicates accumulate in index order (strings
     concatenate, bools OR). Index depth may be 0..rank; indices may be int16,
     int32 or int64, and `shape` is cast to the wider of its and the indices'
-    dtype instead of failing on a mismatch.
+    dtype instead of failing on a mismatch. `indices_are_sorted` /
+    `unique_indices` promise that the rows' destinations are sorted /
+    distinct (see tensor_scatter_nd_add).
     """
     policy = _convert.check_policy(bad_indices_policy)
     with _convert.scope(name or "scatter_nd"):
@@ -107,8 +126,9 @@ def scatter_nd(indices, updates, shape, bad_indices_policy="", name=None):
         # XLA needs the shape at compile time. TensorFlow's op has it made a
         # constant of the compiled function; ours must find it in the graph.
         xla_ours = not in_xla_context() or tf.get_static_value(shape) is not None
-        return _calls.raw_op("scatter_nd", xla_ours)(indices=indices, updates=updates, shape=shape,
-                                                     bad_indices_policy=policy)
+        return _calls.raw_op("scatter_nd", xla_ours)(
+            indices=indices, updates=updates, shape=shape, bad_indices_policy=policy,
+            **_hints(indices_are_sorted, unique_indices, xla_ours))
 
 
 # The reductions that take include_self (PyTorch's scatter_reduce's): with
@@ -121,17 +141,29 @@ def _tensor_scatter_function(op, doc):
     """One public tensor_scatter_nd_* function with TensorFlow's signature:
     (tensor, indices, updates, bad_indices_policy="", name=None), except
     tf.tensor_scatter_nd_update, whose 4th parameter is `name`; there
-    bad_indices_policy comes last, as in our gather_nd."""
+    bad_indices_policy comes after it, as in our gather_nd. Then
+    include_self (the reductions) and the promises about the index rows,
+    indices_are_sorted and unique_indices (JAX's names): with
+    indices_are_sorted (and unique_indices: strictly increasing) the CPU
+    kernel skips its grouping passes and checks the promise as it reads the
+    rows (an InvalidArgumentError naming the first row that breaks it; under
+    bad_indices_policy="IGNORE" the rows are then applied as without it).
+    unique_indices alone changes no work on the CPU and is not checked."""
     if op == "tensor_scatter_nd_update":
-        def f(tensor, indices, updates, name=None, bad_indices_policy=""):
-            return _tensor_scatter(op, tensor, indices, updates, bad_indices_policy, name)
-    elif op.rsplit("_", 1)[1] in _REDUCES_SELF:
-        def f(tensor, indices, updates, bad_indices_policy="", name=None, include_self=True):
+        def f(tensor, indices, updates, name=None, bad_indices_policy="",
+              indices_are_sorted=False, unique_indices=False):
             return _tensor_scatter(op, tensor, indices, updates, bad_indices_policy, name,
-                                   include_self)
+                                   True, indices_are_sorted, unique_indices)
+    elif op.rsplit("_", 1)[1] in _REDUCES_SELF:
+        def f(tensor, indices, updates, bad_indices_policy="", name=None, include_self=True,
+              indices_are_sorted=False, unique_indices=False):
+            return _tensor_scatter(op, tensor, indices, updates, bad_indices_policy, name,
+                                   include_self, indices_are_sorted, unique_indices)
     else:
-        def f(tensor, indices, updates, bad_indices_policy="", name=None):
-            return _tensor_scatter(op, tensor, indices, updates, bad_indices_policy, name)
+        def f(tensor, indices, updates, bad_indices_policy="", name=None,
+              indices_are_sorted=False, unique_indices=False):
+            return _tensor_scatter(op, tensor, indices, updates, bad_indices_policy, name,
+                                   True, indices_are_sorted, unique_indices)
     f.__name__ = f.__qualname__ = op
     f.__doc__ = doc
     return public(f)
@@ -168,7 +200,7 @@ tensor_scatter_nd_div = _tensor_scatter_function(
 
 @public
 def tensor_scatter_nd_mean(tensor, indices, updates, bad_indices_policy="", name=None,
-                           include_self=True):
+                           include_self=True, indices_are_sorted=False, unique_indices=False):
     """Copy of `tensor` where each slot the updates reach holds the mean of
     its updates and, with include_self (PyTorch's scatter_reduce "mean"),
     its own value; other slots keep theirs. Integers divide with truncation
@@ -181,11 +213,13 @@ def tensor_scatter_nd_mean(tensor, indices, updates, bad_indices_policy="", name
         indices = _convert.indices(indices)
         updates = _convert.tensor(updates, dtype=tensor.dtype, name="updates")
         indices, policy = _bounds.nd(policy, indices, like=tensor)
+        hints = {"indices_are_sorted": indices_are_sorted, "unique_indices": unique_indices}
         sums = tensor_scatter_nd_add(tensor, indices, updates, bad_indices_policy=policy,
-                                     include_self=include_self)
+                                     include_self=include_self, **hints)
         depth = tf.shape(indices)[-1]
         rows = tf.ones(tf.shape(indices)[:-1], tf.int32)
-        count = scatter_nd(indices, rows, tf.shape(tensor)[:depth], bad_indices_policy=policy)
+        count = scatter_nd(indices, rows, tf.shape(tensor)[:depth], bad_indices_policy=policy,
+                           **hints)
         count = tf.reshape(count + int(include_self), tf.concat(
             [tf.shape(count), tf.ones([tf.rank(tensor) - depth], tf.int32)], 0))
         count = tf.cast(tf.maximum(count, 1), tensor.dtype)  # untouched slots: x / 1

@@ -241,7 +241,9 @@ Status WithPositionsShape(InferenceContext* c) {
 }  // namespace
 
 // The op definitions of each kind of row of the op table (op_table.h):
-// TensorFlow's inputs, outputs and attrs, our value dtypes, and the policy.
+// TensorFlow's inputs, outputs and attrs, our value dtypes, and the policy; the
+// scatters also take the promises indices_are_sorted and unique_indices
+// (cpu/scatter_hinted.h: sorted rows are checked and skip the grouping passes).
 #define TFSO_OP_DEF_ScatterNd(OP, DTYPES, REDUCER)          \
   REGISTER_OP("TfScatter>" #OP)                             \
       .Input("indices: Tindices")                           \
@@ -251,6 +253,8 @@ Status WithPositionsShape(InferenceContext* c) {
       .Attr(TFSO_TYPES("T", TFSO_##DTYPES##_DTYPES))         \
       .Attr(TFSO_TYPES("Tindices", TFSO_INDEX_DTYPES))       \
       .Attr("bad_indices_policy: string = ''")              \
+      .Attr("indices_are_sorted: bool = false")             \
+      .Attr("unique_indices: bool = false")                 \
       .SetShapeFn(ScatterNdShape);
 
 #define TFSO_OP_DEF_TensorScatter(OP, DTYPES, REDUCER)      \
@@ -262,6 +266,8 @@ Status WithPositionsShape(InferenceContext* c) {
       .Attr(TFSO_TYPES("T", TFSO_##DTYPES##_DTYPES))         \
       .Attr(TFSO_TYPES("Tindices", TFSO_INDEX_DTYPES))       \
       .Attr("bad_indices_policy: string = ''")              \
+      .Attr("indices_are_sorted: bool = false")             \
+      .Attr("unique_indices: bool = false")                 \
       .SetShapeFn(TensorScatterShape);
 
 #define TFSO_OP_DEF_GatherNd(OP, DTYPES, REDUCER)           \

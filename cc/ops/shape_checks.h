@@ -122,6 +122,19 @@ inline std::string BadIndex(const std::vector<int64_t>& position,
                       gather ? "param shape " : "shape ", target);
 }
 
+// For a false indices_are_sorted (with unique_indices: `strict`): the first
+// row that breaks the promise.
+inline std::string FalseHint(int64_t row, const std::vector<int64_t>& coords, bool strict) {
+  const std::string index =
+      absl::StrCat("indices[", row, "] = [", absl::StrJoin(coords, ", "), "]");
+  if (strict) {
+    return absl::StrCat("indices_are_sorted=True and unique_indices=True, but ", index,
+                        " is not after the previous row's index");
+  }
+  return absl::StrCat("indices_are_sorted=True, but ", index,
+                      " comes before the previous row's index");
+}
+
 // TensorFlow's, for a gather of rows from params with no elements.
 inline std::string EmptyParams(const std::string& params) {
   return absl::StrCat(

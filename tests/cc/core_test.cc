@@ -5,7 +5,8 @@
 // orders, gathered or not, gaps, long runs split by columns) against naive
 // per-segment loops, and the scatters against the serial reference
 // the GPU harness uses too (cases.h), bitwise, for every reducer (and the arg
-// core, arg_scatter_cpu.h, against its naive loop), several element types
+// core, arg_scatter_cpu.h, against its naive loop; the hinted core,
+// scatter_hinted.h, against the unhinted), several element types
 // (wrapping ints, floats with NaN, bool, complex, std::string), duplicates,
 // bad rows (negative, too large, int64 extremes), zero sizes, every init
 // mode, and a Parallel backed by std::thread with random splits. Built with
@@ -14,6 +15,7 @@
 //
 //   core_test [cases] [seed]
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <complex>
 #include <cmath>
@@ -35,6 +37,7 @@
 #include "cpu/arg_scatter_cpu.h"
 #include "cpu/gather_cpu.h"
 #include "cpu/scatter_cpu.h"
+#include "cpu/scatter_hinted.h"
 #include "cpu/segment_cpu.h"
 #include "cases.h"
 #include "thread_pool.h"
@@ -823,6 +826,94 @@ void ArgCase(std::mt19937_64& rng) {
         (long long)slice, threads, seeded);
 }
 
+// The hinted core (indices_are_sorted, with or without unique_indices):
+// depth-1 rows made sorted (or strictly increasing), some bad under IGNORE,
+// every init mode, on the pool or random thread splits, equal bitwise to the
+// unhinted core; a broken promise returns kFalseHint naming the first row
+// that breaks it (the naive loop's), with the output untouched.
+void HintedCase(std::mt19937_64& rng) {
+  const bool unique = rng() % 2, ignore = rng() % 2;
+  const int64_t nslots = 1 + rng() % (rng() % 8 ? 3000 : 2);
+  const int64_t slice = 1 + rng() % (rng() % 4 ? 4 : 300);
+  int64_t n = unique ? rng() % (nslots + 1) : rng() % (rng() % 4 ? 5000 : 40000);
+  std::vector<int64_t> idx(n);
+  if (unique) {  // distinct slots: a partial shuffle
+    std::vector<int64_t> all(nslots);
+    for (int64_t k = 0; k < nslots; ++k) all[k] = k;
+    for (int64_t k = 0; k < n; ++k) std::swap(all[k], all[k + rng() % (nslots - k)]);
+    std::copy(all.begin(), all.begin() + n, idx.begin());
+  } else {
+    for (int64_t& v : idx) v = rng() % nslots;
+  }
+  std::sort(idx.begin(), idx.end());
+  if (ignore) {
+    const int64_t every = 2 + rng() % 50;
+    for (int64_t& v : idx) if (rng() % every == 0) v = rng() % 2 ? -1 : nslots + 3;
+  }
+  const bool broken = n > 1 && rng() % 4 == 0;
+  if (broken) std::swap(idx[rng() % n], idx[rng() % n]);
+  if (broken && unique && rng() % 2) idx[rng() % n] = idx[rng() % n];
+  // the naive check: the first kept row that breaks the promise
+  int64_t want_false = -1, previous = -1;
+  for (int64_t i = 0; i < n && want_false < 0; ++i) {
+    const int64_t v = idx[i];
+    if (v < 0 || v >= nslots) continue;
+    if (previous >= 0 && (v < previous || (unique && v == previous))) want_false = i;
+    previous = v;
+  }
+  const int64_t dims[1] = {nslots}, strides[1] = {1};
+  const tso::CpuCall call =
+      Call(tso::MakeIndexRows<int64_t>(idx.data(), n, 1, dims, strides), slice, nslots);
+  std::vector<double> upd(n * slice), init(nslots * slice);
+  for (double& v : upd) v = RandomValue<double>(rng);
+  for (double& v : init) v = RandomValue<double>(rng);
+  const tso::Init mode = std::array<tso::Init, 3>{tso::Init::kInPlace, tso::Init::kCopy,
+                                                  tso::Init::kZero}[rng() % 3];
+  // a fresh output starts as garbage the core must overwrite
+  std::vector<double> start = mode == tso::Init::kInPlace ? init : std::vector<double>(init.size(), -7.5);
+  std::vector<double> want = start, got = start;
+  HeapScratch heap;
+  const tso::Parallel serial = Serial();
+  const int64_t want_bad = tso::ScatterCpu<double, tso::AddOp>(
+      call, true, upd.data(), init.data(), mode, want.data(), serial, heap);
+  const int threads = 1 + rng() % 6;
+  const tso::Parallel par = rng() % 2 ? PoolParallel(threads) : ThreadParallel(threads, rng());
+  tso::ScatterHints hints;
+  hints.sorted = true;
+  hints.unique = unique;
+  int64_t bad = tso::ScatterSorted<double, tso::AddOp>(call, ignore, &hints, upd.data(),
+                                                       init.data(), mode, got.data(), par);
+  const int64_t first_bad = [&] {
+    for (int64_t i = 0; i < n; ++i) if (idx[i] < 0 || idx[i] >= nslots) return i;
+    return int64_t(-1);
+  }();
+  if (bad == tso::kFalseHint || bad == tso::kUnhinted || (!ignore && first_bad >= 0)) {
+    CHECK(std::memcmp(got.data(), start.data(), start.size() * sizeof(double)) == 0,
+          "hinted: returned %lld having written the output", (long long)bad);
+  }
+  if (!ignore && first_bad >= 0) {
+    CHECK(bad == first_bad, "hinted: first bad row %lld, want %lld", (long long)bad,
+          (long long)first_bad);
+    return;
+  }
+  if (want_false >= 0) {
+    CHECK(bad == tso::kFalseHint && hints.false_at == want_false,
+          "hinted (unique %d): %lld / row %lld, want the false hint at row %lld", unique,
+          (long long)bad, (long long)hints.false_at, (long long)want_false);
+    return;
+  }
+  if (bad == tso::kUnhinted) {
+    CHECK(threads > 1 && nslots == 1, "hinted: unhinted for %lld slots", (long long)nslots);
+    bad = tso::ScatterCpu<double, tso::AddOp>(call, ignore, upd.data(), init.data(), mode,
+                                              got.data(), par, heap);
+  }
+  CHECK(bad == want_bad, "hinted: first bad row %lld, want %lld", (long long)bad,
+        (long long)want_bad);
+  CHECK(std::memcmp(got.data(), want.data(), want.size() * sizeof(double)) == 0,
+        "hinted (unique %d, mode %d): %lld rows into %lld x %lld, %d threads differ", unique,
+        int(mode), (long long)n, (long long)nslots, (long long)slice, threads);
+}
+
 int main(int argc, char** argv) {
   const int64_t cases = argc > 1 ? std::atoll(argv[1]) : 3000;
   const uint64_t seed = argc > 2 ? std::strtoull(argv[2], nullptr, 10) : 12345;
@@ -833,6 +924,7 @@ int main(int argc, char** argv) {
     ArgCase<tso::ArgMaxOp>(rng);
     ArgCase<tso::ArgMinOp>(rng);
   }
+  for (int c = 0; c < 300; ++c) HintedCase(rng);
   EveryIsa();
   const std::vector<tso::Isa> isas = CpuIsas();
   int64_t case_no = 0;

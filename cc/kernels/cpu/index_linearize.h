@@ -144,20 +144,26 @@ IndexRows MakeIndexRows(const Index* indices, int64_t n, int depth,
   return r;
 }
 
-// Calls body(begin, end, slots) for consecutive batches of rows [begin, end)
-// and returns the first bad row among them, or -1.
-template <typename Body>
-int64_t ForEachBatch(const IndexRows& rows, int64_t begin, int64_t end,
-                     const Body& body) {
+// Calls body(begin, end, slots) for consecutive batches of rows [begin, end),
+// until done() (checked before each batch), and returns the first bad row
+// among them, or -1.
+template <typename Body, typename Done>
+int64_t ForEachBatch(const IndexRows& rows, int64_t begin, int64_t end, const Body& body,
+                     const Done& done) {
   int64_t buf[kRowBatch];
   int64_t first_bad = -1;
-  for (int64_t b = begin; b < end; b += kRowBatch) {
+  for (int64_t b = begin; b < end && !done(); b += kRowBatch) {
     const int64_t e = end - b < kRowBatch ? end : b + kRowBatch;
     const int64_t bad = rows.Fill(b, e, buf);
     if (first_bad < 0) first_bad = bad;
     body(b, e, buf);
   }
   return first_bad;
+}
+
+template <typename Body>
+int64_t ForEachBatch(const IndexRows& rows, int64_t begin, int64_t end, const Body& body) {
+  return ForEachBatch(rows, begin, end, body, [] { return false; });
 }
 
 // Lowers `*first` to `row` (row >= 0) atomically: the first bad row of a

@@ -68,6 +68,11 @@ constexpr int64_t kApplyPrefetchBytes = 256;
 // About what the count or the placing pass costs a row, in cycles: the
 // parallel loops weigh it against a hand-off to the pool.
 constexpr int64_t kGroupRowCycles = 8;
+// Sorted rows (indices_are_sorted, scatter_hinted.h) initialise a fresh
+// output this many bytes at a time ahead of the rows being applied, so the
+// piece is in cache when they land (not swept: a design estimate; one
+// piece per run of rows cost 2x on scalar rows).
+constexpr int64_t kSortedInitBytes = 16 << 10;
 // Up to this many rows' slots are linearised into a buffer on the stack,
 // so tiny ops do not allocate (not a speed trade-off).
 constexpr int64_t kInlineSlots = 32;

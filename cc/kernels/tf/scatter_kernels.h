@@ -13,6 +13,7 @@
 #include "common/reducers.h"
 #include "cpu/gather_cpu.h"
 #include "cpu/scatter_cpu.h"
+#include "cpu/scatter_hinted.h"
 #include "ops/shape_checks.h"
 #include "tf/tf_adapters.h"
 #if TFSO_WITH_CUDA
@@ -43,17 +44,28 @@ const E* As(const T* p) { return reinterpret_cast<const E*>(p); }
 
 // The CPU core on TensorFlow tensors, with the thread pool and scratch of
 // the caller: an OpKernel's (CpuBackend) or an XLA custom call's
-// (xla_targets.h). The first bad row is an error unless `ignore`.
+// (xla_targets.h). The first bad row is an error unless `ignore`; so is a
+// false hint (under IGNORE the rows are then applied without the hints).
 template <typename T, typename Op>
 Status CpuScatter(const Tensor& indices, const ScatterForm& f,
                   const TensorShape& target, bool ignore, const T* updates,
                   const T* init, Init mode, T* out, const Parallel& parallel,
-                  StatusScratch& scratch) {
+                  StatusScratch& scratch, ScatterHints hints = {}) {
   CpuCallState s;
   TF_RETURN_IF_ERROR(PrepareCpuCall(indices, f, target, &s));
   using E = StoredT<T, Op>;
-  const int64_t bad = ScatterCpu<E, Op>(s.call, ignore, As<E>(updates), As<E>(init),
-                                        mode, As<E>(out), parallel, scratch);
+  int64_t bad = kUnhinted;
+  if (hints.used()) {
+    bad = ScatterSorted<E, Op>(s.call, ignore, &hints, As<E>(updates), As<E>(init), mode,
+                               As<E>(out), parallel);
+    if (bad == kFalseHint && !ignore) {
+      return FalseHintError(indices, f, hints.false_at, hints.unique);
+    }
+  }
+  if (bad == kFalseHint || bad == kUnhinted) {
+    bad = ScatterCpu<E, Op>(s.call, ignore, As<E>(updates), As<E>(init), mode, As<E>(out),
+                            parallel, scratch);
+  }
   if (bad == kNoScratch) return scratch.status();
   if (bad >= 0 && !ignore) return BadRowError(indices, f, bad, target, false);
   return absl::OkStatus();
@@ -80,10 +92,10 @@ struct CpuBackend {
   static Status Scatter(OpKernelContext* c, const Tensor& indices,
                         const ScatterForm& f, const TensorShape& target,
                         bool ignore, const Tensor& updates, const T* init,
-                        Init mode, Tensor* out) {
+                        Init mode, Tensor* out, const ScatterHints& hints = {}) {
     TfScratch scratch(c);
     return CpuScatter<T, Op>(indices, f, target, ignore, updates.flat<T>().data(), init,
-                             mode, out->flat<T>().data(), CpuParallel(c), scratch);
+                             mode, out->flat<T>().data(), CpuParallel(c), scratch, hints);
   }
 
   template <typename T>
@@ -108,11 +120,12 @@ using GpuT = typename std::conditional<std::is_same<Op, AssignOp>::value,
                                        typename GpuElement<T>::type>::type;
 
 struct GpuBackend {
+  // The hints are not used (nor checked) by the GPU core, which sorts anyway.
   template <typename T, typename Op>
   static Status Scatter(OpKernelContext* c, const Tensor& indices,
                         const ScatterForm& f, const TensorShape& target,
                         bool ignore, const Tensor& updates, const T* init,
-                        Init mode, Tensor* out) {
+                        Init mode, Tensor* out, const ScatterHints& = {}) {
     GpuCallState s(c);
     TF_RETURN_IF_ERROR(PrepareGpuCall(indices, f, target, ignore, &s));
     using E = GpuT<T, Op>;
@@ -147,11 +160,24 @@ class PolicyKernel : public ::tensorflow::OpKernel {
   bool ignore_ = false;  // "IGNORE": drop bad rows instead of failing
 };
 
-// tensor_scatter_nd_{update,add,sub,min,max}: inputs tensor, indices, updates.
-template <typename Backend, typename T, typename Op>
-class TensorScatterOp : public PolicyKernel {
+// ... and the hints of the tensor ops (indices_are_sorted, unique_indices).
+class HintedKernel : public PolicyKernel {
  public:
-  using PolicyKernel::PolicyKernel;
+  explicit HintedKernel(OpKernelConstruction* c) : PolicyKernel(c) {
+    OP_REQUIRES_OK(c, c->GetAttr("indices_are_sorted", &hints_.sorted));
+    OP_REQUIRES_OK(c, c->GetAttr("unique_indices", &hints_.unique));
+  }
+
+ protected:
+  ScatterHints hints_;
+};
+
+// tensor_scatter_nd_{update,add,sub,min,max,mul,div}: inputs tensor, indices,
+// updates.
+template <typename Backend, typename T, typename Op>
+class TensorScatterOp : public HintedKernel {
+ public:
+  using HintedKernel::HintedKernel;
 
   void Compute(OpKernelContext* c) override {
     const Tensor& tensor = c->input(0);
@@ -168,15 +194,15 @@ class TensorScatterOp : public PolicyKernel {
         in == out->flat<T>().data() ? Init::kInPlace : Init::kCopy;
     OP_REQUIRES_OK(c, Backend::template Scatter<T, Op>(
                           c, indices, f, tensor.shape(), ignore_, updates, in,
-                          mode, out));
+                          mode, out, hints_));
   }
 };
 
 // scatter_nd: inputs indices, updates, shape; duplicates accumulate.
 template <typename Backend, typename T>
-class ScatterNdOp : public PolicyKernel {
+class ScatterNdOp : public HintedKernel {
  public:
-  using PolicyKernel::PolicyKernel;
+  using HintedKernel::HintedKernel;
 
   void Compute(OpKernelContext* c) override {
     const Tensor& indices = c->input(0);
@@ -189,7 +215,7 @@ class ScatterNdOp : public PolicyKernel {
     OP_REQUIRES_OK(c, c->allocate_output(0, shape, &out));
     OP_REQUIRES_OK(c, Backend::template Scatter<T, AddOp>(
                           c, indices, f, shape, ignore_, updates, nullptr,
-                          Init::kZero, out));
+                          Init::kZero, out, hints_));
   }
 };
 

@@ -89,6 +89,14 @@ Status BadRowError(const Tensor& indices, const ScatterForm& f, int64_t row,
   });
 }
 
+Status FalseHintError(const Tensor& indices, const ScatterForm& f, int64_t row, bool strict) {
+  return WithIndexType(indices, [&](auto index) {
+    const auto* r = indices.flat<decltype(index)>().data() + row * f.depth;
+    return InvalidArgumentError(
+        messages::FalseHint(row, std::vector<int64_t>(r, r + f.depth), strict));
+  });
+}
+
 Status BadIndexError(const TensorShape& indices, int64_t row,
                      const std::vector<int64_t>& coords,
                      const TensorShape& target, bool gather) {

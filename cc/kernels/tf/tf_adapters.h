@@ -51,6 +51,10 @@ Status PrepareCpuCall(const Tensor& indices, const ScatterForm& f,
 Status BadRowError(const Tensor& indices, const ScatterForm& f, int64_t row,
                    const TensorShape& target, bool gather);
 
+// The error for a false indices_are_sorted (with unique_indices: `strict`):
+// `row`, the first row that breaks it, by its index values.
+Status FalseHintError(const Tensor& indices, const ScatterForm& f, int64_t row, bool strict);
+
 // The same from the row's index values `coords`.
 Status BadIndexError(const TensorShape& indices, int64_t row,
                      const std::vector<int64_t>& coords,
