@@ -25,9 +25,9 @@ The inputs and bad-index rules are unsorted_segment_*'s and
 tensor_scatter_nd_*'s. The gradient of the value goes to the winning row
 alone (TensorFlow's segment max splits it between ties), or to the tensor
 where it stayed; the positions have none. The kernel is the CPU's; under XLA,
-inside stock_ops() and on a GPU the functions are TensorFlow's scatter and
-segment max/min with gathers and element-wise ops (same results, same
-gradient).
+inside stock_ops() and on a GPU the functions are scatters and segment
+max/min with gathers and element-wise ops (same results, same gradient):
+TensorFlow's under XLA and in stock_ops(), the plugin's on a GPU.
 """
 
 import collections

@@ -24,9 +24,10 @@ One kernel computes each function: streaming passes over the rows between
 segment reductions on the scatter core (sums in index order: the same bits
 on any thread count), with a fused gradient op (and a second order).
 16-bit floats are computed in float32. The kernels are the CPU's; under XLA,
-inside stock_ops() and on a GPU the functions are TensorFlow's
-unsorted_segment_max / _sum with gathers and element-wise ops (the same
-formulas, XLA's or TensorFlow's order of summation).
+inside stock_ops() and on a GPU the functions are unsorted_segment_max / _sum
+with gathers and element-wise ops (the same formulas): TensorFlow's under XLA
+and in stock_ops() (their order of summation), the plugin's on a GPU (its GPU
+kernels sum in index order, so the result is the same on every run).
 """
 
 import tensorflow as tf
@@ -95,8 +96,9 @@ segment_std = _function(
     "The standard deviation of each segment's rows, sqrt(segment_var(..., ddof)).", True)
 
 
-# The same with TensorFlow's ops: under XLA, inside stock_ops(), on a GPU,
-# and the tests' second opinion.
+# The same with segment reductions (TensorFlow's where the wrappers lower,
+# else ours) and TensorFlow's gathers and element-wise ops: under XLA, inside
+# stock_ops(), on a GPU, and the tests' second opinion.
 
 def _parts(segment_ids, num_segments):
     """(the ids flattened, with the dropped ones at 0; kept: [ids.size] bool)."""
