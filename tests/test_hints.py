@@ -174,3 +174,82 @@ def test_graph_attrs_xla_and_stock_ops():
     traced = tf.function(stock)
     assert not any(t.startswith("TfScatter>") for t in traced_op_types(traced, *args))
     np.testing.assert_array_equal(traced(*args), want)
+
+
+SEGMENTS = ("unsorted_segment_sum", "unsorted_segment_prod", "unsorted_segment_min",
+            "unsorted_segment_max", "unsorted_segment_mean", "unsorted_segment_sqrt_n")
+
+
+@pytest.mark.parametrize("op", SEGMENTS)
+@pytest.mark.parametrize("size", ["small", "large"])
+def test_segments_hinted_equal_unhinted_bitwise(op, size):
+    """Sorted ids with dropped (negative) ones among them, 2-D ids, on one
+    thread and on the pool."""
+    rng = np.random.default_rng(len(op) + len(size))
+    n, num, width = (40, 9, 3) if size == "small" else (300_000, 50_000, 4)
+    ids = np.sort(rng.integers(0, num, n))
+    ids[rng.random(n) < 0.1] = -1
+    data = rng.uniform(0.5, 1.5, (n, width)).astype(np.float32)
+    f = getattr(tso, op)
+    for unique in (False, True):
+        if unique:
+            ids = np.unique(ids[ids >= 0])
+            data = data[:len(ids)]
+        want = f(data, ids, num).numpy()
+        ref.assert_same(f(data, ids, num, indices_are_sorted=True, unique_indices=unique), want)
+    # ids of rank 2 (a prefix of data's shape)
+    ids2 = np.sort(rng.integers(-1, num, 24)).reshape(4, 6)
+    data2 = rng.standard_normal((4, 6, 2)).astype(np.float32)
+    ref.assert_same(f(data2, ids2, num, indices_are_sorted=True), f(data2, ids2, num).numpy())
+
+
+def test_segments_false_promise_and_policies():
+    data = tf.ones([5, 2])
+    with pytest.raises(IAE, match=r"indices_are_sorted=True, but segment_ids\[3\] = 1 comes "
+                                  r"before the previous row's index"):
+        tso.unsorted_segment_sum(data, [0, 2, 2, 1, 3], 4, indices_are_sorted=True)
+    with pytest.raises(IAE, match=r"indices_are_sorted=True and unique_indices=True, but "
+                                  r"segment_ids\[1,0\] = 2 is not after"):
+        tso.unsorted_segment_max(tf.ones([2, 2]), [[0, 2], [2, 3]], 4, indices_are_sorted=True,
+                                 unique_indices=True)
+    # under IGNORE: the plain result; an id >= num_segments is still the
+    # default policy's error, hinted or not
+    ids = [0, 2, 9, 1, 3]
+    ref.assert_same(tso.unsorted_segment_sum(data, ids, 4, bad_indices_policy="IGNORE",
+                                             indices_are_sorted=True),
+                    tso.unsorted_segment_sum(data, ids, 4, bad_indices_policy="IGNORE").numpy())
+    with pytest.raises(IAE, match=r"segment_ids\[2\] = 9 is out of range \[0, 4\)"):
+        tso.unsorted_segment_sum(data, [0, 1, 9, 3, 3], 4, indices_are_sorted=True)
+    # CLIP: ids >= num_segments go to the last segment, still sorted here
+    ref.assert_same(tso.unsorted_segment_sum(data, [0, 1, 3, 7, 9], 4, bad_indices_policy="CLIP",
+                                             indices_are_sorted=True),
+                    np.array([[1, 1], [1, 1], [0, 0], [3, 3]], np.float32))
+    # unique alone: not relied on
+    ref.assert_same(tso.unsorted_segment_sum(data, [3, 0, 3, 1, 0], 4, unique_indices=True),
+                    tso.unsorted_segment_sum(data, [3, 0, 3, 1, 0], 4).numpy())
+
+
+def test_segments_grid_xla_and_stock_ops():
+    """Cells of a grid in row-major order are sorted flat ids; under XLA and
+    in stock_ops() the promise is dropped (TensorFlow's ops take none)."""
+    cells = tf.constant([[0, 0], [0, 1], [0, 1], [1, 0], [1, 2]])
+    data = tf.constant([[1.0], [2.0], [3.0], [4.0], [5.0]])
+    want = tso.unsorted_segment_sum(data, cells, [2, 3])
+    ref.assert_same(tso.unsorted_segment_sum(data, cells, [2, 3], indices_are_sorted=True),
+                    want.numpy())
+
+    def f(d, i):
+        return tso.unsorted_segment_mean(d, i, 4, indices_are_sorted=True)
+    args = (tf.ones([4, 2]), tf.constant([0, 0, 1, 3]))
+    want = tso.unsorted_segment_mean(*args, 4)
+    graph = tf.function(f).get_concrete_function(*args).graph
+    nodes = [op for op in graph.get_operations() if op.type.startswith("TfScatter>")]
+    assert nodes and all(op.get_attr("indices_are_sorted") for op in nodes)
+    np.testing.assert_array_equal(tf.function(f, jit_compile=True)(*args), want)
+
+    def stock(*a):
+        with _calls.stock_ops():
+            return f(*a)
+    traced = tf.function(stock)
+    assert not any(t.startswith("TfScatter>") for t in traced_op_types(traced, *args))
+    np.testing.assert_array_equal(traced(*args), want)

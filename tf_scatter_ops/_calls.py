@@ -136,6 +136,19 @@ def lowering(xla_ours=True):
                                 and lowering_to_xla())
 
 
+def hints(indices_are_sorted, unique_indices, xla_ours=True):
+    """The op attrs of the caller's promises about the index rows (Python
+    bools): none where TensorFlow's op is built instead (it has no such
+    attrs) or nothing is promised."""
+    for attr, value in (("indices_are_sorted", indices_are_sorted),
+                        ("unique_indices", unique_indices)):
+        if not isinstance(value, bool):
+            raise ValueError(f"{attr} must be a Python bool, got {value!r}")
+    if not (indices_are_sorted or unique_indices) or lowering(xla_ours):
+        return {}
+    return {"indices_are_sorted": indices_are_sorted, "unique_indices": unique_indices}
+
+
 def raw_op(op, xla_ours=True):
     """The op function to call for `op` here: ours, or TensorFlow's
     (lowering())."""

@@ -26,19 +26,6 @@ from tf_scatter_ops._tf_private import EagerTensor as _EagerTensor
 from tf_scatter_ops._tf_private import array_ops as _array_ops
 
 
-def _hints(indices_are_sorted, unique_indices, xla_ours=True):
-    """The op attrs of the caller's promises about the index rows (Python
-    bools): none where TensorFlow's op is built instead (it has no such
-    attrs) or nothing is promised."""
-    for attr, value in (("indices_are_sorted", indices_are_sorted),
-                        ("unique_indices", unique_indices)):
-        if not isinstance(value, bool):
-            raise ValueError(f"{attr} must be a Python bool, got {value!r}")
-    if not (indices_are_sorted or unique_indices) or _calls.lowering(xla_ours):
-        return {}
-    return {"indices_are_sorted": indices_are_sorted, "unique_indices": unique_indices}
-
-
 def _tensor_scatter(op, tensor, indices, updates, bad_indices_policy, name, include_self=True,
                     indices_are_sorted=False, unique_indices=False):
     # Tiny eager calls are dominated by Python: go straight to the op when the
@@ -61,7 +48,7 @@ def _tensor_scatter(op, tensor, indices, updates, bad_indices_policy, name, incl
         indices = _convert.indices(indices)
         updates = _convert.tensor(updates, dtype=tensor.dtype, name="updates")
         indices, policy = _bounds.nd(policy, indices, like=tensor)
-        hints = _hints(indices_are_sorted, unique_indices)
+        hints = _calls.hints(indices_are_sorted, unique_indices)
         if not _check_include_self(include_self):
             tensor = _exclude_self(op, tensor, indices, updates, policy, hints)
         out = _calls.raw_op(op)(tensor=tensor, indices=indices, updates=updates,
@@ -128,7 +115,7 @@ def scatter_nd(indices, updates, shape, bad_indices_policy="", name=None,
         xla_ours = not in_xla_context() or tf.get_static_value(shape) is not None
         return _calls.raw_op("scatter_nd", xla_ours)(
             indices=indices, updates=updates, shape=shape, bad_indices_policy=policy,
-            **_hints(indices_are_sorted, unique_indices, xla_ours))
+            **_calls.hints(indices_are_sorted, unique_indices, xla_ours))
 
 
 # The reductions that take include_self (PyTorch's scatter_reduce's): with

@@ -15,6 +15,12 @@ values: 0 (sum, mean, sqrt_n), 1 (prod), the dtype's lowest (max) or highest
 `>= num_segments` is TensorFlow's `InvalidArgumentError` naming the first
 one, unless `bad_indices_policy="IGNORE"` (or "FILL"), which drops it, or
 "CLIP", which makes it num_segments - 1 (negative ids stay dropped).
+unsorted_segment_* also take JAX's indices_are_sorted / unique_indices: with
+indices_are_sorted=True (ids that never decrease, dropped ones aside; with
+unique_indices too, strictly increasing) the CPU kernel skips its grouping
+passes and checks the promise as it reads the ids (an InvalidArgumentError
+naming the first id that breaks it, unless IGNORE); unique_indices alone
+changes nothing.
 
 segment_* and sparse_segment_* take sorted 1-D ids (TensorFlow's error for
 ids that are not sorted, naming the first); each segment's rows are one run,
@@ -119,19 +125,23 @@ def ungrid(out, grid):
                                       tf.shape(out, out_type=tf.int64)[1:]], axis=0))
 
 
-def _segment(op, data, segment_ids, num_segments, bad_indices_policy, name):
+def _segment(op, data, segment_ids, num_segments, bad_indices_policy, name,
+             indices_are_sorted=False, unique_indices=False):
     policy = _convert.check_policy(bad_indices_policy)
+    hints = _calls.hints(indices_are_sorted, unique_indices, xla_ours=False)
     with _convert.scope(name or op):
         data, segment_ids, num_segments, policy, grid = inputs(
             op, data, segment_ids, num_segments, policy)
         return ungrid(_calls.raw_op(op, xla_ours=False)(
             data=data, segment_ids=segment_ids, num_segments=num_segments,
-            bad_indices_policy=policy), grid)
+            bad_indices_policy=policy, **hints), grid)
 
 
 def _segment_function(op, doc):
-    def f(data, segment_ids, num_segments, name=None, bad_indices_policy=""):
-        return _segment(op, data, segment_ids, num_segments, bad_indices_policy, name)
+    def f(data, segment_ids, num_segments, name=None, bad_indices_policy="",
+          indices_are_sorted=False, unique_indices=False):
+        return _segment(op, data, segment_ids, num_segments, bad_indices_policy, name,
+                        indices_are_sorted, unique_indices)
     f.__name__ = f.__qualname__ = op
     f.__doc__ = doc
     return _convert.public(f)
@@ -153,7 +163,7 @@ unsorted_segment_max = _segment_function(
     "segment).")
 
 
-def _counts(data, segment_ids, num_segments, policy, rows=None):
+def _counts(data, segment_ids, num_segments, policy, rows=None, hints=None):
     """How many rows each segment has, at least 1, in data's dtype, shaped to
     divide the segment sums of `data` (TensorFlow's formula: a segment sum of
     ones). `rows`, one weight per id, counts only some rows (the gradients
@@ -162,7 +172,8 @@ def _counts(data, segment_ids, num_segments, policy, rows=None):
     num_segments = _convert.int_tensor(num_segments, tf.int32, "num_segments")
     if rows is None:
         rows = tf.ones(tf.shape(segment_ids), dtype=data.dtype)
-    n = unsorted_segment_sum(rows, segment_ids, num_segments, bad_indices_policy=policy)
+    n = unsorted_segment_sum(rows, segment_ids, num_segments, bad_indices_policy=policy,
+                             **(hints or {}))
     shape = tf.concat([num_segments[tf.newaxis],
                        tf.ones([tf.rank(data) - tf.rank(segment_ids)], dtype=num_segments.dtype)],
                       axis=0)
@@ -171,15 +182,18 @@ def _counts(data, segment_ids, num_segments, policy, rows=None):
 
 def _normalized_function(op, of_count, doc):
     """unsorted_segment_mean / _sqrt_n: the segment sum over of_count(count)."""
-    def f(data, segment_ids, num_segments, name=None, bad_indices_policy=""):
+    def f(data, segment_ids, num_segments, name=None, bad_indices_policy="",
+          indices_are_sorted=False, unique_indices=False):
         policy = _convert.check_policy(bad_indices_policy)
+        hints = {"indices_are_sorted": indices_are_sorted, "unique_indices": unique_indices}
         with _convert.scope(name or op):
             data = _convert.tensor(data, name="data")
             segment_ids, num_segments, policy, grid = segment_ids_of(segment_ids, num_segments,
                                                                      policy)
-            n = _counts(data, segment_ids, num_segments, policy)
+            n = _counts(data, segment_ids, num_segments, policy, hints=hints)
             return ungrid(unsorted_segment_sum(data, segment_ids, num_segments,
-                                               bad_indices_policy=policy) / of_count(n), grid)
+                                               bad_indices_policy=policy, **hints)
+                          / of_count(n), grid)
     f.__name__ = f.__qualname__ = op
     f.__doc__ = doc
     return _convert.public(f)

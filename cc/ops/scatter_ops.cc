@@ -290,6 +290,8 @@ Status WithPositionsShape(InferenceContext* c) {
       .Attr(TFSO_TYPES("Tindices", TFSO_INDEX_DTYPES))       \
       .Attr("Tnumsegments: {int32, int64} = DT_INT32")      \
       .Attr("bad_indices_policy: string = ''")              \
+      .Attr("indices_are_sorted: bool = false")             \
+      .Attr("unique_indices: bool = false")                 \
       .SetShapeFn(UnsortedSegmentShape);
 
 #define TFSO_OP_DEF_SortedSegment(OP, DTYPES, REDUCER)      \

@@ -123,10 +123,9 @@ inline std::string BadIndex(const std::vector<int64_t>& position,
 }
 
 // For a false indices_are_sorted (with unique_indices: `strict`): the first
-// row that breaks the promise.
-inline std::string FalseHint(int64_t row, const std::vector<int64_t>& coords, bool strict) {
-  const std::string index =
-      absl::StrCat("indices[", row, "] = [", absl::StrJoin(coords, ", "), "]");
+// row that breaks the promise, `index` naming it ("indices[3] = [1]",
+// "segment_ids[0,3] = 1").
+inline std::string FalseHint(const std::string& index, bool strict) {
   if (strict) {
     return absl::StrCat("indices_are_sorted=True and unique_indices=True, but ", index,
                         " is not after the previous row's index");

@@ -62,11 +62,21 @@ Status FirstSegmentIdOutOfRange(const Tensor& ids, int64_t from, int64_t num_seg
 template <typename T, typename Op>
 Status CpuSegment(const Tensor& ids, const ScatterForm& f, const TensorShape& target,
                   bool ignore, const T* data, Init mode, T* out, const Parallel& parallel,
-                  StatusScratch& scratch) {
+                  StatusScratch& scratch, ScatterHints hints = {}) {
   CpuCallState s;
   TF_RETURN_IF_ERROR(PrepareCpuCall(ids, f, target, &s));
-  const int64_t bad = ScatterCpu<T, Op>(s.call, /*ignore=*/true, data, nullptr, mode, out,
-                                        parallel, scratch);
+  int64_t bad = kUnhinted;
+  if (hints.used()) {  // sorted ids: no grouping passes (cpu/scatter_hinted.h)
+    bad = ScatterSorted<T, Op>(s.call, /*ignore=*/true, &hints, data, nullptr, mode, out,
+                               parallel);
+    if (bad == kFalseHint && !ignore) {
+      return FalseHintError(ids, f, hints.false_at, hints.unique, /*segment_ids=*/true);
+    }
+  }
+  if (bad == kFalseHint || bad == kUnhinted) {
+    bad = ScatterCpu<T, Op>(s.call, /*ignore=*/true, data, nullptr, mode, out, parallel,
+                            scratch);
+  }
   if (bad == kNoScratch) return scratch.status();
   if (bad < 0 || ignore) return absl::OkStatus();
   return FirstSegmentIdOutOfRange(ids, bad, f.nslots);
@@ -104,9 +114,9 @@ inline Status UnsortedSegmentOutput(const Tensor& data, const Tensor& ids,
 // unsorted_segment_{sum,prod,min,max}: inputs data, segment_ids, num_segments
 // (on a GPU in host memory), on the backend's core (CpuSegments, GpuSegments).
 template <typename Backend, typename T, typename Op>
-class UnsortedSegmentOp : public PolicyKernel {
+class UnsortedSegmentOp : public HintedKernel {
  public:
-  using PolicyKernel::PolicyKernel;
+  using HintedKernel::HintedKernel;
 
   void Compute(OpKernelContext* c) override {
     const Tensor& data = c->input(0);
@@ -117,7 +127,8 @@ class UnsortedSegmentOp : public PolicyKernel {
     Tensor* out = nullptr;
     OP_REQUIRES_OK(c, c->allocate_output(0, shape, &out));
     const ScatterForm f{ids.NumElements(), 1, shape.dim_size(0), slice};
-    OP_REQUIRES_OK(c, Backend::template Unsorted<T, Op>(c, ids, f, shape, ignore_, data, out));
+    OP_REQUIRES_OK(c, Backend::template Unsorted<T, Op>(c, ids, f, shape, ignore_, data, out,
+                                                         hints_));
   }
 };
 
@@ -238,7 +249,7 @@ struct CpuSegments {
   template <typename T, typename Op>
   static Status Unsorted(OpKernelContext* c, const Tensor& ids, const ScatterForm& f,
                          const TensorShape& shape, bool ignore, const Tensor& data,
-                         Tensor* out) {
+                         Tensor* out, const ScatterHints& hints) {
     T* o = out->flat<T>().data();
     Init mode = Init::kZero;
     if constexpr (!std::is_same<Op, AddOp>::value) {
@@ -247,7 +258,7 @@ struct CpuSegments {
     }
     TfScratch scratch(c);
     return CpuSegment<T, Op>(ids, f, shape, ignore, data.flat<T>().data(), mode, o,
-                             CpuParallel(c), scratch);
+                             CpuParallel(c), scratch, hints);
   }
 
   template <typename T, typename Op, Order kOrder, typename A>
@@ -279,10 +290,11 @@ struct GpuSegments {
       !(std::is_same<T, ::tensorflow::complex64>::value ||
         std::is_same<T, ::tensorflow::complex128>::value);
 
+  // The hints are not used (nor checked): the GPU core sorts anyway.
   template <typename T, typename Op>
   static Status Unsorted(OpKernelContext* c, const Tensor& ids, const ScatterForm& f,
                          const TensorShape& shape, bool ignore, const Tensor& data,
-                         Tensor* out) {
+                         Tensor* out, const ScatterHints& = {}) {
     using E = GpuT<T, Op>;
     GpuCallState s(c);
     TF_RETURN_IF_ERROR(PrepareGpuCall(ids, f, shape, ignore, &s));

@@ -89,11 +89,18 @@ Status BadRowError(const Tensor& indices, const ScatterForm& f, int64_t row,
   });
 }
 
-Status FalseHintError(const Tensor& indices, const ScatterForm& f, int64_t row, bool strict) {
+Status FalseHintError(const Tensor& indices, const ScatterForm& f, int64_t row, bool strict,
+                      bool segment_ids) {
   return WithIndexType(indices, [&](auto index) {
     const auto* r = indices.flat<decltype(index)>().data() + row * f.depth;
-    return InvalidArgumentError(
-        messages::FalseHint(row, std::vector<int64_t>(r, r + f.depth), strict));
+    const std::string named =
+        segment_ids
+            ? absl::StrCat("segment_ids[",
+                           absl::StrJoin(PositionOf(indices.shape(), indices.dims(), row), ","),
+                           "] = ", static_cast<int64_t>(*r))
+            : absl::StrCat("indices[", row, "] = [",
+                           absl::StrJoin(std::vector<int64_t>(r, r + f.depth), ", "), "]");
+    return InvalidArgumentError(messages::FalseHint(named, strict));
   });
 }
 

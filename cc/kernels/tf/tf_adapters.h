@@ -52,8 +52,10 @@ Status BadRowError(const Tensor& indices, const ScatterForm& f, int64_t row,
                    const TensorShape& target, bool gather);
 
 // The error for a false indices_are_sorted (with unique_indices: `strict`):
-// `row`, the first row that breaks it, by its index values.
-Status FalseHintError(const Tensor& indices, const ScatterForm& f, int64_t row, bool strict);
+// `row`, the first row that breaks it, by its index values (`segment_ids`:
+// an unsorted segment op's id, by its position).
+Status FalseHintError(const Tensor& indices, const ScatterForm& f, int64_t row, bool strict,
+                      bool segment_ids = false);
 
 // The same from the row's index values `coords`.
 Status BadIndexError(const TensorShape& indices, int64_t row,
