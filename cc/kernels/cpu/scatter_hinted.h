@@ -41,6 +41,7 @@
 #include "cpu/cpu_call.h"
 #include "cpu/index_linearize.h"
 #include "cpu/parallel.h"
+#include "cpu/scatter_cpu.h"
 #include "cpu/thresholds.h"
 
 namespace tf_scatter_ops {
@@ -237,6 +238,21 @@ __attribute__((noinline)) int64_t ScatterSorted(const CpuCall& s, bool ignore, S
     }
   });
   return first_bad;
+}
+
+// The sorted core where the hints allow it, else (or after a false hint) the
+// unhinted one: the first bad row, -1 or kNoScratch; kFalseHint (false_at
+// set, nothing written) when `report_false`.
+template <typename T, typename Op>
+int64_t ScatterHintedCpu(const CpuCall& s, bool ignore, bool report_false, ScatterHints* hints,
+                         const T* updates, const T* init, Init mode, T* out,
+                         const Parallel& parallel, Scratch& scratch) {
+  if (hints->used()) {
+    const int64_t bad = ScatterSorted<T, Op>(s, ignore, hints, updates, init, mode, out, parallel);
+    if (bad != kFalseHint && bad != kUnhinted) return bad;
+    if (bad == kFalseHint && report_false) return bad;
+  }
+  return ScatterCpu<T, Op>(s, ignore, updates, init, mode, out, parallel, scratch);
 }
 
 }  // namespace tf_scatter_ops

@@ -54,18 +54,10 @@ Status CpuScatter(const Tensor& indices, const ScatterForm& f,
   CpuCallState s;
   TF_RETURN_IF_ERROR(PrepareCpuCall(indices, f, target, &s));
   using E = StoredT<T, Op>;
-  int64_t bad = kUnhinted;
-  if (hints.used()) {
-    bad = ScatterSorted<E, Op>(s.call, ignore, &hints, As<E>(updates), As<E>(init), mode,
-                               As<E>(out), parallel);
-    if (bad == kFalseHint && !ignore) {
-      return FalseHintError(indices, f, hints.false_at, hints.unique);
-    }
-  }
-  if (bad == kFalseHint || bad == kUnhinted) {
-    bad = ScatterCpu<E, Op>(s.call, ignore, As<E>(updates), As<E>(init), mode, As<E>(out),
-                            parallel, scratch);
-  }
+  const int64_t bad =
+      ScatterHintedCpu<E, Op>(s.call, ignore, /*report_false=*/!ignore, &hints, As<E>(updates),
+                              As<E>(init), mode, As<E>(out), parallel, scratch);
+  if (bad == kFalseHint) return FalseHintError(indices, f, hints.false_at, hints.unique);
   if (bad == kNoScratch) return scratch.status();
   if (bad >= 0 && !ignore) return BadRowError(indices, f, bad, target, false);
   return absl::OkStatus();

@@ -65,17 +65,12 @@ Status CpuSegment(const Tensor& ids, const ScatterForm& f, const TensorShape& ta
                   StatusScratch& scratch, ScatterHints hints = {}) {
   CpuCallState s;
   TF_RETURN_IF_ERROR(PrepareCpuCall(ids, f, target, &s));
-  int64_t bad = kUnhinted;
-  if (hints.used()) {  // sorted ids: no grouping passes (cpu/scatter_hinted.h)
-    bad = ScatterSorted<T, Op>(s.call, /*ignore=*/true, &hints, data, nullptr, mode, out,
-                               parallel);
-    if (bad == kFalseHint && !ignore) {
-      return FalseHintError(ids, f, hints.false_at, hints.unique, /*segment_ids=*/true);
-    }
-  }
-  if (bad == kFalseHint || bad == kUnhinted) {
-    bad = ScatterCpu<T, Op>(s.call, /*ignore=*/true, data, nullptr, mode, out, parallel,
-                            scratch);
+  // Every id is read (ignore): the first one out of range is found below.
+  const int64_t bad =
+      ScatterHintedCpu<T, Op>(s.call, /*ignore=*/true, /*report_false=*/!ignore, &hints, data,
+                              nullptr, mode, out, parallel, scratch);
+  if (bad == kFalseHint) {
+    return FalseHintError(ids, f, hints.false_at, hints.unique, /*segment_ids=*/true);
   }
   if (bad == kNoScratch) return scratch.status();
   if (bad < 0 || ignore) return absl::OkStatus();
