@@ -13,10 +13,10 @@
 //   apply   each chunk owns the runs of equal destinations that start in
 //           it (to their ends, past the chunk if need be) and the output
 //           from its first run's slot to the next owner's; it linearises
-//           its rows again a batch at a time, initialises its output piece
-//           by piece just before applying there (zero or copy, in cache),
-//           and applies each row in order. One pass over indices, updates
-//           and output.
+//           its rows again a batch at a time, initialises its output
+//           kSortedInitBytes at a time just ahead of the rows (zero or copy,
+//           so the piece is in cache when they land), and applies each row
+//           in order. One pass over indices, updates and output.
 // A false promise returns kFalseHint with the first row that breaks it in
 // hints->false_at, the output untouched; the caller reports it or, under
 // IGNORE, runs the unhinted core. Bad rows never break the promise (they
