@@ -8,6 +8,7 @@ import inspect
 import threading
 import warnings
 
+import numpy as np
 import tensorflow as tf
 
 from tf_scatter_ops import _loader, _stock_forms, _table, xla_sites
@@ -137,16 +138,18 @@ def lowering(xla_ours=True):
 
 
 def hints(indices_are_sorted, unique_indices, xla_ours=True):
-    """The op attrs of the caller's promises about the index rows (Python
-    bools): none where TensorFlow's op is built instead (it has no such
-    attrs) or nothing is promised."""
+    """The op attrs of the caller's promises about the index rows (Python or
+    NumPy bools): none where TensorFlow's op is built instead (it has no
+    such attrs) or nothing is promised."""
+    attrs = {}
     for attr, value in (("indices_are_sorted", indices_are_sorted),
                         ("unique_indices", unique_indices)):
-        if not isinstance(value, bool):
+        if not isinstance(value, (bool, np.bool_)):
             raise ValueError(f"{attr} must be a Python bool, got {value!r}")
-    if not (indices_are_sorted or unique_indices) or lowering(xla_ours):
+        attrs[attr] = bool(value)
+    if not any(attrs.values()) or lowering(xla_ours):
         return {}
-    return {"indices_are_sorted": indices_are_sorted, "unique_indices": unique_indices}
+    return attrs
 
 
 def raw_op(op, xla_ours=True):

@@ -135,7 +135,8 @@ def _tensor_scatter_function(op, doc):
     kernel skips its grouping passes and checks the promise as it reads the
     rows (an InvalidArgumentError naming the first row that breaks it; under
     bad_indices_policy="IGNORE" the rows are then applied as without it).
-    unique_indices alone changes no work on the CPU and is not checked."""
+    unique_indices alone changes no work on the CPU and is not checked; under
+    XLA neither promise is used or checked."""
     if op == "tensor_scatter_nd_update":
         def f(tensor, indices, updates, name=None, bad_indices_policy="",
               indices_are_sorted=False, unique_indices=False):

@@ -19,8 +19,8 @@ unsorted_segment_* also take JAX's indices_are_sorted / unique_indices: with
 indices_are_sorted=True (ids that never decrease, dropped ones aside; with
 unique_indices too, strictly increasing) the CPU kernel skips its grouping
 passes and checks the promise as it reads the ids (an InvalidArgumentError
-naming the first id that breaks it, unless IGNORE); unique_indices alone
-changes nothing.
+naming the first id that breaks it, unless IGNORE; not under XLA);
+unique_indices alone changes nothing.
 
 segment_* and sparse_segment_* take sorted 1-D ids (TensorFlow's error for
 ids that are not sorted, naming the first); each segment's rows are one run,

@@ -827,14 +827,17 @@ void ArgCase(std::mt19937_64& rng) {
 }
 
 // The hinted core (indices_are_sorted, with or without unique_indices):
-// depth-1 rows made sorted (or strictly increasing), some bad under IGNORE,
-// every init mode, on the pool or random thread splits, equal bitwise to the
-// unhinted core; a broken promise returns kFalseHint naming the first row
-// that breaks it (the naive loop's), with the output untouched.
+// depth-1 rows made sorted (or strictly increasing), some bad, every init
+// mode, adds and updates (the last row wins), zero-width slices, on the pool
+// or random thread splits, equal bitwise to the unhinted core; a broken
+// promise returns kFalseHint naming the first row that breaks it (the naive
+// loop's), and a bad row under !ignore is returned first: in both cases
+// with the output untouched.
+template <typename Op>
 void HintedCase(std::mt19937_64& rng) {
   const bool unique = rng() % 2, ignore = rng() % 2;
   const int64_t nslots = 1 + rng() % (rng() % 8 ? 3000 : 2);
-  const int64_t slice = 1 + rng() % (rng() % 4 ? 4 : 300);
+  const int64_t slice = rng() % 16 == 0 ? 0 : 1 + rng() % (rng() % 4 ? 4 : 300);
   int64_t n = unique ? rng() % (nslots + 1) : rng() % (rng() % 4 ? 5000 : 40000);
   std::vector<int64_t> idx(n);
   if (unique) {  // distinct slots: a partial shuffle
@@ -846,7 +849,7 @@ void HintedCase(std::mt19937_64& rng) {
     for (int64_t& v : idx) v = rng() % nslots;
   }
   std::sort(idx.begin(), idx.end());
-  if (ignore) {
+  if (ignore || rng() % 3 == 0) {
     const int64_t every = 2 + rng() % 50;
     for (int64_t& v : idx) if (rng() % every == 0) v = rng() % 2 ? -1 : nslots + 3;
   }
@@ -874,15 +877,15 @@ void HintedCase(std::mt19937_64& rng) {
   std::vector<double> want = start, got = start;
   HeapScratch heap;
   const tso::Parallel serial = Serial();
-  const int64_t want_bad = tso::ScatterCpu<double, tso::AddOp>(
+  const int64_t want_bad = tso::ScatterCpu<double, Op>(
       call, true, upd.data(), init.data(), mode, want.data(), serial, heap);
   const int threads = 1 + rng() % 6;
   const tso::Parallel par = rng() % 2 ? PoolParallel(threads) : ThreadParallel(threads, rng());
   tso::ScatterHints hints;
   hints.sorted = true;
   hints.unique = unique;
-  int64_t bad = tso::ScatterSorted<double, tso::AddOp>(call, ignore, &hints, upd.data(),
-                                                       init.data(), mode, got.data(), par);
+  int64_t bad = tso::ScatterSorted<double, Op>(call, ignore, &hints, upd.data(), init.data(),
+                                               mode, got.data(), par);
   const int64_t first_bad = [&] {
     for (int64_t i = 0; i < n; ++i) if (idx[i] < 0 || idx[i] >= nslots) return i;
     return int64_t(-1);
@@ -903,9 +906,10 @@ void HintedCase(std::mt19937_64& rng) {
     return;
   }
   if (bad == tso::kUnhinted) {
-    CHECK(threads > 1 && nslots == 1, "hinted: unhinted for %lld slots", (long long)nslots);
-    bad = tso::ScatterCpu<double, tso::AddOp>(call, ignore, upd.data(), init.data(), mode,
-                                              got.data(), par, heap);
+    CHECK(threads > 1 && nslots == 1 && slice > 0, "hinted: unhinted for %lld slots",
+          (long long)nslots);
+    bad = tso::ScatterCpu<double, Op>(call, ignore, upd.data(), init.data(), mode, got.data(),
+                                      par, heap);
   }
   CHECK(bad == want_bad, "hinted: first bad row %lld, want %lld", (long long)bad,
         (long long)want_bad);
@@ -924,7 +928,10 @@ int main(int argc, char** argv) {
     ArgCase<tso::ArgMaxOp>(rng);
     ArgCase<tso::ArgMinOp>(rng);
   }
-  for (int c = 0; c < 300; ++c) HintedCase(rng);
+  for (int c = 0; c < 150; ++c) {
+    HintedCase<tso::AddOp>(rng);
+    HintedCase<tso::AssignOp>(rng);
+  }
   EveryIsa();
   const std::vector<tso::Isa> isas = CpuIsas();
   int64_t case_no = 0;

@@ -96,9 +96,8 @@ inline void CheckSortedChunk(const IndexRows& rows, int64_t begin, int64_t end, 
   int64_t previous = -1;  // the last kept slot so far
   c->bad = ForEachBatch(rows, begin, end, [&](int64_t b, int64_t e, const int64_t* batch) {
     if (c->broken >= 0) return;
-    // No branch per row: a kept slot below (strict: not above) the largest
-    // kept slot before it, which for sorted rows is the one before it.
-    // Bad rows have slot -1.
+    // No branch per row: a kept slot below (strict: not above) the kept
+    // slot before it; bad rows (slot -1) leave that as it was.
     int64_t last = previous;
     bool broken = false;
     for (int64_t i = b; i < e; ++i) {
@@ -203,7 +202,6 @@ __attribute__((noinline)) int64_t ScatterSorted(const CpuCall& s, bool ignore, S
   const int64_t n = s.form.n;
   const int64_t S = s.form.slice;
   const int64_t total = s.form.nslots * S;
-  if (total == 0) return Linearize(s.rows, nullptr, parallel);  // nothing to write
   const bool strict = hints->unique;
   // Fixed chunks, so that the first row that breaks the promise and the
   // owners do not depend on the thread count.
@@ -224,6 +222,7 @@ __attribute__((noinline)) int64_t ScatterSorted(const CpuCall& s, bool ignore, S
     hints->false_at = broken;
     return kFalseHint;
   }
+  if (total == 0) return first_bad;  // nothing to write (empty output or slices)
   if (parallel.threads > 1 && (S >= kColumnSplitSlice || s.form.nslots == 1)) return kUnhinted;
   bool any_owner = false;
   for (const SortedChunk& c : chunks) any_owner |= c.own_row >= 0;

@@ -69,7 +69,8 @@ Status CpuSegment(const Tensor& ids, const ScatterForm& f, const TensorShape& ta
   const int64_t bad =
       ScatterHintedCpu<T, Op>(s.call, /*ignore=*/true, /*report_false=*/!ignore, &hints, data,
                               nullptr, mode, out, parallel, scratch);
-  if (bad == kFalseHint) {
+  if (bad == kFalseHint) {  // an id out of range is named first, as a scatter's bad row is
+    TF_RETURN_IF_ERROR(FirstSegmentIdOutOfRange(ids, 0, f.nslots));
     return FalseHintError(ids, f, hints.false_at, hints.unique, /*segment_ids=*/true);
   }
   if (bad == kNoScratch) return scratch.status();
