@@ -171,6 +171,18 @@ def test_mean_include_self_and_gradients_take_the_hints():
     np.testing.assert_array_equal(tape.gradient(y, upd), [2.0, 4.0, 6.0])
 
 
+def _assert_xla_and_stock_forms(f, args, want):
+    """f under XLA and inside stock_ops() (TensorFlow's ops only) gives `want`."""
+    np.testing.assert_array_equal(tf.function(f, jit_compile=True)(*args), want)
+
+    def stock(*a):
+        with _calls.stock_ops():
+            return f(*a)
+    traced = tf.function(stock)
+    assert not any(t.startswith("TfScatter>") for t in traced_op_types(traced, *args))
+    np.testing.assert_array_equal(traced(*args), want)
+
+
 def test_graph_attrs_xla_and_stock_ops():
     args = (tf.zeros([6, 2]), tf.constant([[0], [1], [1], [4]]), tf.ones([4, 2]))
 
@@ -180,14 +192,7 @@ def test_graph_attrs_xla_and_stock_ops():
     graph = tf.function(f).get_concrete_function(*args).graph
     (node,) = [op for op in graph.get_operations() if op.type.startswith("TfScatter>")]
     assert node.get_attr("indices_are_sorted") and not node.get_attr("unique_indices")
-    np.testing.assert_array_equal(tf.function(f, jit_compile=True)(*args), want)
-
-    def stock(*a):
-        with _calls.stock_ops():
-            return f(*a)
-    traced = tf.function(stock)
-    assert not any(t.startswith("TfScatter>") for t in traced_op_types(traced, *args))
-    np.testing.assert_array_equal(traced(*args), want)
+    _assert_xla_and_stock_forms(f, args, want)
 
 
 SEGMENTS = ("unsorted_segment_sum", "unsorted_segment_prod", "unsorted_segment_min",
@@ -266,11 +271,4 @@ def test_segments_grid_xla_and_stock_ops():
     graph = tf.function(f).get_concrete_function(*args).graph
     nodes = [op for op in graph.get_operations() if op.type.startswith("TfScatter>")]
     assert nodes and all(op.get_attr("indices_are_sorted") for op in nodes)
-    np.testing.assert_array_equal(tf.function(f, jit_compile=True)(*args), want)
-
-    def stock(*a):
-        with _calls.stock_ops():
-            return f(*a)
-    traced = tf.function(stock)
-    assert not any(t.startswith("TfScatter>") for t in traced_op_types(traced, *args))
-    np.testing.assert_array_equal(traced(*args), want)
+    _assert_xla_and_stock_forms(f, args, want)
