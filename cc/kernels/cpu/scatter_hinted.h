@@ -196,8 +196,10 @@ void ApplySortedChunk(const IndexRows& rows, const SortedChunk& c, int64_t S, co
 // !ignore, kFalseHint or kUnhinted.
 // Out of line for the reason ScatterCpu is (which NaN a NaN + NaN keeps).
 template <typename T, typename Op>
-__attribute__((noinline)) int64_t ScatterSorted(const CpuCall& s, bool ignore, ScatterHints* hints, const T* updates,
-                      const T* init, Init mode, T* out, const Parallel& parallel) {
+__attribute__((noinline)) int64_t ScatterSorted(const CpuCall& s, bool ignore,
+                                                ScatterHints* hints, const T* updates,
+                                                const T* init, Init mode, T* out,
+                                                const Parallel& parallel) {
   using namespace internal;  // NOLINT
   const int64_t n = s.form.n;
   const int64_t S = s.form.slice;
