@@ -152,27 +152,36 @@ inline std::string SegmentIdOutOfRange(const std::vector<int64_t>& position, int
                       " is out of range [0, ", num_segments, ")");
 }
 
-inline std::string SegmentDataRank(const std::string& data) {
-  return absl::StrCat("data must be at least rank 1, got shape ", data);
+// segment_*'s data of rank 0 (sparse_segment_* says "Shape must be ...").
+inline std::string SegmentDataRank(bool sparse) {
+  return sparse ? "Shape must be at least rank 1" : "input must be at least rank 1";
 }
 
+// TensorFlow's text, then where: the first id below the one before it.
 inline std::string SegmentIdsNotIncreasing(int64_t i, int64_t id, int64_t previous) {
   return absl::StrCat("segment ids are not increasing: segment_ids[", i, "] = ", id,
                       " follows segment_ids[", i - 1, "] = ", previous);
 }
 
-inline std::string NegativeSortedSegmentId(int64_t id, int64_t rows) {
+// A run of sorted ids whose id is outside [0, rows): TensorFlow names the
+// first such run (after checking it is below the next run's id).
+inline std::string SortedSegmentIdOutOfRange(int64_t id, int64_t rows) {
   return absl::StrCat("Segment id ", id, " out of range [0, ", rows,
                       "), possibly because 'segment_ids' input is not sorted.");
 }
 
-inline std::string NegativeSparseSegmentId(int64_t i, int64_t id) {
-  return absl::StrCat("segment ids must be >= 0: segment_ids[", i, "] = ", id);
-}
+// TensorFlow's, for sorted ids whose last id is negative (no output rows),
+// and for a negative num_segments of sparse_segment_*.
+inline std::string NegativeSegmentIds() { return "segment ids must be >= 0"; }
 
 inline std::string SparseSegmentIdTooLarge(int64_t i, int64_t id, int64_t num_segments) {
   return absl::StrCat("segment ids must be < num_segments: segment_ids[", i, "] = ", id,
                       " is out of range [0, ", num_segments, ")");
+}
+
+// TensorFlow's, for a last sorted id whose + 1 does not fit the id's type.
+inline std::string LastSegmentIdTooLarge(int64_t id) {
+  return absl::StrCat("Last segment id must be < kintmax, got ", id, " limit ", id);
 }
 
 inline std::string SparseIndexOutOfRange(int64_t i, int64_t index, int64_t rows) {

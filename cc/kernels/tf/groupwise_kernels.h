@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <limits>
 #include <type_traits>
+#include <new>
 #include <vector>
 
 #include "common/groupwise.h"
@@ -203,6 +204,20 @@ Status GroupwiseBackward(const SegmentPasses<C>& p, const C* x, const C* y, cons
   return absl::OkStatus();
 }
 
+// The passes' per-segment vectors are sized by num_segments, a user's value
+// that the output does not bound (softmax's output is data's shape): memory
+// they cannot have is a ResourceExhaustedError, never an abort.
+template <typename F>
+Status WithoutAbortOnBadAlloc(int64_t nsegments, int64_t slice, const F& f) {
+  try {
+    return f();
+  } catch (const std::bad_alloc&) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "OOM when allocating the per-segment scratch of ", nsegments, " segments of ", slice,
+        " elements"));
+  }
+}
+
 // 16-bit floats compute in float.
 template <typename T>
 using GroupwiseCompute = SegmentAccumulator<T>;
@@ -243,7 +258,9 @@ class GroupwiseOp : public GroupwiseKernel {
     Tensor* out = nullptr;
     OP_REQUIRES_OK(c, c->allocate_output(0, Fn::kPerSegment ? p.shape : data.shape(), &out));
     const AsCompute<T, C> x(data);
-    OP_REQUIRES_OK(c, (GroupwiseForward<Fn, T, C>(p, x.data(), ddof_, out->flat<T>().data())));
+    OP_REQUIRES_OK(c, WithoutAbortOnBadAlloc(p.nsegments, p.slice, [&] {
+                     return GroupwiseForward<Fn, T, C>(p, x.data(), ddof_, out->flat<T>().data());
+                   }));
   }
 };
 
@@ -270,8 +287,10 @@ class GroupwiseGradOp : public GroupwiseKernel {
     Tensor* out = nullptr;
     OP_REQUIRES_OK(c, c->allocate_output(0, data.shape(), &out));
     const AsCompute<T, C> x(data), y(output), g(grad);
-    OP_REQUIRES_OK(c, (GroupwiseBackward<Fn, T, C>(p, x.data(), y.data(), g.data(), ddof_,
-                                                   out->flat<T>().data())));
+    OP_REQUIRES_OK(c, WithoutAbortOnBadAlloc(p.nsegments, p.slice, [&] {
+                     return GroupwiseBackward<Fn, T, C>(p, x.data(), y.data(), g.data(), ddof_,
+                                                        out->flat<T>().data());
+                   }));
   }
 };
 

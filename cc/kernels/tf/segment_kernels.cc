@@ -42,17 +42,87 @@ inline bool StartsRun(const Index* v, int64_t i) {
   return (v[i] != v[i - 1]) & (v[i] >= 0);
 }
 
+// TensorFlow's first error for sorted ids, in the order its kernel meets
+// them: at each change of id, an id below the run's, then the run's id
+// outside [0, rows), then (sparse_segment_*: `x` not null) an index of the
+// run's rows outside [0, data_rows). OK if there is none. Only called when
+// a faster pass has seen that something is wrong.
+template <typename Id, typename Index>
+Status SortedIdsError(const Id* v, int64_t n, int64_t rows, const Index* x, int64_t data_rows) {
+  int64_t start = 0;
+  for (int64_t end = 1; end <= n; ++end) {
+    if (end < n && v[end] == v[start]) continue;
+    const int64_t id = static_cast<int64_t>(v[start]);
+    if (end < n && v[end] < v[start]) {
+      return absl::InvalidArgumentError(
+          messages::SegmentIdsNotIncreasing(end, static_cast<int64_t>(v[end]), id));
+    }
+    if (id < 0 || id >= rows) {
+      return absl::InvalidArgumentError(messages::SortedSegmentIdOutOfRange(id, rows));
+    }
+    for (int64_t i = start; x != nullptr && i < end; ++i) {
+      const int64_t index = static_cast<int64_t>(x[i]);
+      if (index < 0 || index >= data_rows) {
+        return absl::InvalidArgumentError(messages::SparseIndexOutOfRange(i, index, data_rows));
+      }
+    }
+    start = end;
+  }
+  // The faster pass saw a bad row that the search above did not: never OK.
+  return absl::InternalError("segment ids: a bad row was seen but not found again");
+}
+
+// The first id below the one before it (IGNORE drops bad ids, not disorder).
+template <typename Id>
+Status FirstDecrease(const Id* v, int64_t from, int64_t n) {
+  for (int64_t i = std::max<int64_t>(from, 1); i < n; ++i) {
+    if (v[i] < v[i - 1]) {
+      return absl::InvalidArgumentError(messages::SegmentIdsNotIncreasing(
+          i, static_cast<int64_t>(v[i]), static_cast<int64_t>(v[i - 1])));
+    }
+  }
+  return absl::OkStatus();
+}
+
+template <typename Id>
+Status OutputRows(const Tensor& ids, int64_t num_segments, bool ignore, int64_t* rows) {
+  const Id* v = IdsOf<Id>(ids);
+  const int64_t n = ids.NumElements();
+  const int64_t last = n == 0 ? 0 : static_cast<int64_t>(v[n - 1]);
+  if (last == std::numeric_limits<int64_t>::max()) {
+    return absl::InvalidArgumentError(messages::LastSegmentIdTooLarge(last));
+  }
+  const int64_t last_plus_one = n == 0 ? 0 : last + 1;
+  if (num_segments >= 0) {
+    if (!ignore && num_segments < last_plus_one) {
+      for (int64_t i = 0;; ++i) {  // the first id out of range (the last one is)
+        if (static_cast<int64_t>(v[i]) >= num_segments) {
+          return absl::InvalidArgumentError(messages::SparseSegmentIdTooLarge(
+              i, static_cast<int64_t>(v[i]), num_segments));
+        }
+      }
+    }
+    *rows = num_segments;
+    return absl::OkStatus();
+  }
+  *rows = ignore ? std::max<int64_t>(last_plus_one, 0) : last_plus_one;
+  if (*rows < 0 || (n > 0 && *rows == 0)) {
+    return absl::InvalidArgumentError(messages::NegativeSegmentIds());
+  }
+  return absl::OkStatus();
+}
+
 // Two passes over the ids, each in parallel chunks. The first counts each
-// chunk's runs and finds a decrease (the error, at the first position: chunks
-// are in order); the second writes the runs straight into place, without
-// branches on the data: each row is stored at the next free slot, which the
-// next run start overwrites, until the chunk's last run is stored.
+// chunk's runs and finds a decrease; the second writes the runs straight into
+// place, without branches on the data: each row is stored at the next free
+// slot, which the next run start overwrites, until the chunk's last run is
+// stored. Without a decrease, the ids are in [v[0], rows): only a negative
+// first id can be out of range.
 template <typename Index>
-Status Sorted(const Tensor& ids, bool ignore, const Parallel& parallel, Runs* runs,
-              int64_t* nsegments) {
+Status Sorted(const Tensor& ids, int64_t rows, bool ignore, const Parallel& parallel,
+              Runs* runs) {
   const Index* v = IdsOf<Index>(ids);
   const int64_t n = ids.NumElements();
-  *nsegments = n == 0 ? 0 : std::max<int64_t>(static_cast<int64_t>(v[n - 1]) + 1, 0);
   const int64_t chunks =
       std::max<int64_t>(1, std::min<int64_t>(4 * parallel.threads, n / kSortedRunsChunkRows));
   const auto lo = [&](int64_t c) { return c * n / chunks; };
@@ -73,12 +143,13 @@ Status Sorted(const Tensor& ids, bool ignore, const Parallel& parallel, Runs* ru
   });
   for (int64_t c = 0; c < chunks; ++c) {
     if (!decreases[c]) continue;
-    for (int64_t i = std::max<int64_t>(lo(c), 1);; ++i) {
-      if (v[i] < v[i - 1]) {
-        return absl::InvalidArgumentError(messages::SegmentIdsNotIncreasing(
-            i, static_cast<int64_t>(v[i]), static_cast<int64_t>(v[i - 1])));
-      }
+    if (!ignore) {
+      return SortedIdsError<Index, int32_t>(v, n, rows, nullptr, 0);
     }
+    return FirstDecrease(v, lo(c), n);
+  }
+  if (n > 0 && v[0] < 0 && !ignore) {
+    return SortedIdsError<Index, int32_t>(v, n, rows, nullptr, 0);
   }
   int64_t total = 0;
   for (int64_t c = 0; c <= chunks; ++c) {
@@ -108,86 +179,74 @@ Status Sorted(const Tensor& ids, bool ignore, const Parallel& parallel, Runs* ru
       }
     }
   });
-  if (n > 0 && v[0] < 0 && !ignore) {
-    return absl::InvalidArgumentError(
-        messages::NegativeSortedSegmentId(static_cast<int64_t>(v[0]), *nsegments));
-  }
   return absl::OkStatus();
 }
 
+// One pass: bad rows are dropped (ignore) or send the error search to
+// SortedIdsError, which reports the one TensorFlow would.
 template <typename Index, typename SegmentId>
-Status Sparse(const Tensor& indices, const Tensor& ids, int64_t data_rows, int64_t num_segments,
-              bool ignore, std::vector<int64_t>* rows, Runs* runs, int64_t* nsegments) {
+Status Sparse(const Tensor& indices, const Tensor& ids, int64_t data_rows, int64_t nsegments,
+              bool ignore, std::vector<int64_t>* rows, Runs* runs) {
   const Index* x = IdsOf<Index>(indices);
   const SegmentId* v = IdsOf<SegmentId>(ids);
   const int64_t n = ids.NumElements();
   rows->reserve(n);
-  int64_t previous = 0;
   for (int64_t i = 0; i < n; ++i) {
     const int64_t id = static_cast<int64_t>(v[i]), index = static_cast<int64_t>(x[i]);
-    if (i > 0 && id < previous) {
-      return absl::InvalidArgumentError(messages::SegmentIdsNotIncreasing(i, id, previous));
-    }
-    previous = id;
-    const bool id_ok = id >= 0 && (num_segments < 0 || id < num_segments);
-    const bool index_ok = index >= 0 && index < data_rows;
-    if (!id_ok || !index_ok) {
-      if (ignore) continue;
-      if (id < 0) return absl::InvalidArgumentError(messages::NegativeSparseSegmentId(i, id));
-      if (!id_ok) {
-        return absl::InvalidArgumentError(
-            messages::SparseSegmentIdTooLarge(i, id, num_segments));
-      }
-      return absl::InvalidArgumentError(messages::SparseIndexOutOfRange(i, index, data_rows));
+    const bool ok = id >= 0 && id < nsegments && index >= 0 && index < data_rows &&
+                    (i == 0 || v[i] >= v[i - 1]);
+    if (!ok) {
+      if (!ignore) return SortedIdsError(v, n, nsegments, x, data_rows);
+      if (i > 0 && v[i] < v[i - 1]) return FirstDecrease(v, i, n);
+      continue;
     }
     AddRow(runs, static_cast<int64_t>(rows->size()), id);
     rows->push_back(index);
   }
   CloseRuns(runs, static_cast<int64_t>(rows->size()));
-  *nsegments = num_segments >= 0 ? num_segments : n == 0 ? 0 : std::max<int64_t>(previous + 1, 0);
   return absl::OkStatus();
 }
 
 template <typename Index>
-Status SparseOf(const Tensor& indices, const Tensor& ids, int64_t data_rows,
-                int64_t num_segments, bool ignore, std::vector<int64_t>* rows, Runs* runs,
-                int64_t* nsegments) {
+Status SparseOf(const Tensor& indices, const Tensor& ids, int64_t data_rows, int64_t nsegments,
+                bool ignore, std::vector<int64_t>* rows, Runs* runs) {
   switch (ids.dtype()) {
     case ::tensorflow::DT_INT16:
-      return Sparse<Index, int16_t>(indices, ids, data_rows, num_segments, ignore, rows, runs,
-                                    nsegments);
+      return Sparse<Index, int16_t>(indices, ids, data_rows, nsegments, ignore, rows, runs);
     case ::tensorflow::DT_INT32:
-      return Sparse<Index, int32_t>(indices, ids, data_rows, num_segments, ignore, rows, runs,
-                                    nsegments);
+      return Sparse<Index, int32_t>(indices, ids, data_rows, nsegments, ignore, rows, runs);
     default:
-      return Sparse<Index, int64_t>(indices, ids, data_rows, num_segments, ignore, rows, runs,
-                                    nsegments);
+      return Sparse<Index, int64_t>(indices, ids, data_rows, nsegments, ignore, rows, runs);
   }
 }
 }  // namespace
 
-Status SortedRuns(const Tensor& ids, bool ignore, const Parallel& parallel, Runs* runs,
-                  int64_t* nsegments) {
+Status SortedOutputRows(const Tensor& ids, int64_t num_segments, bool ignore, int64_t* rows) {
   switch (ids.dtype()) {
-    case ::tensorflow::DT_INT16: return Sorted<int16_t>(ids, ignore, parallel, runs, nsegments);
-    case ::tensorflow::DT_INT32: return Sorted<int32_t>(ids, ignore, parallel, runs, nsegments);
-    default: return Sorted<int64_t>(ids, ignore, parallel, runs, nsegments);
+    case ::tensorflow::DT_INT16: return OutputRows<int16_t>(ids, num_segments, ignore, rows);
+    case ::tensorflow::DT_INT32: return OutputRows<int32_t>(ids, num_segments, ignore, rows);
+    default: return OutputRows<int64_t>(ids, num_segments, ignore, rows);
   }
 }
 
-Status SparseRuns(const Tensor& indices, const Tensor& ids, int64_t data_rows,
-                  int64_t num_segments, bool ignore, std::vector<int64_t>* rows, Runs* runs,
-                  int64_t* nsegments) {
+Status SortedRuns(const Tensor& ids, int64_t rows, bool ignore, const Parallel& parallel,
+                  Runs* runs) {
+  switch (ids.dtype()) {
+    case ::tensorflow::DT_INT16: return Sorted<int16_t>(ids, rows, ignore, parallel, runs);
+    case ::tensorflow::DT_INT32: return Sorted<int32_t>(ids, rows, ignore, parallel, runs);
+    default: return Sorted<int64_t>(ids, rows, ignore, parallel, runs);
+  }
+}
+
+Status SparseRuns(const Tensor& indices, const Tensor& ids, int64_t data_rows, int64_t nsegments,
+                  bool ignore, std::vector<int64_t>* rows, Runs* runs) {
   switch (indices.dtype()) {
     case ::tensorflow::DT_INT16:
-      return SparseOf<int16_t>(indices, ids, data_rows, num_segments, ignore, rows, runs,
-                               nsegments);
+      return SparseOf<int16_t>(indices, ids, data_rows, nsegments, ignore, rows, runs);
     case ::tensorflow::DT_INT32:
-      return SparseOf<int32_t>(indices, ids, data_rows, num_segments, ignore, rows, runs,
-                               nsegments);
+      return SparseOf<int32_t>(indices, ids, data_rows, nsegments, ignore, rows, runs);
     default:
-      return SparseOf<int64_t>(indices, ids, data_rows, num_segments, ignore, rows, runs,
-                               nsegments);
+      return SparseOf<int64_t>(indices, ids, data_rows, nsegments, ignore, rows, runs);
   }
 }
 

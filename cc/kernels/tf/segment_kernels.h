@@ -22,6 +22,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <type_traits>
 #include <vector>
 
@@ -83,8 +84,10 @@ inline int64_t ScalarInt64(const Tensor& t) {
   return t.dtype() == ::tensorflow::DT_INT32 ? t.scalar<int32_t>()() : t.scalar<int64_t>()();
 }
 
-// unsorted_segment_*'s checks of data, segment_ids and num_segments, and
-// its output: [num_segments] + data.shape[ids.rank:], `slice` elements a row.
+// unsorted_segment_*'s checks of data, segment_ids and num_segments, in
+// TensorFlow's order and words, and its output: [num_segments] +
+// data.shape[ids.rank:], `slice` elements a row (a shape whose element count
+// overflows is TensorFlow's error, never a CHECK).
 inline Status UnsortedSegmentOutput(const Tensor& data, const Tensor& ids,
                                     const Tensor& num_segments, TensorShape* shape,
                                     int64_t* slice) {
@@ -92,18 +95,19 @@ inline Status UnsortedSegmentOutput(const Tensor& data, const Tensor& ids,
     return absl::InvalidArgumentError(absl::StrCat("num_segments should be a scalar, not shape ",
                                                    num_segments.shape().DebugString()));
   }
-  const int64_t num = ScalarInt64(num_segments);
-  if (num < 0) return absl::InvalidArgumentError(messages::NegativeNumSegments(num));
   if (!::tensorflow::TensorShapeUtils::StartsWith(data.shape(), ids.shape())) {
     return absl::InvalidArgumentError(
         messages::SegmentIdsNotPrefix(data.shape().DebugString(), ids.shape().DebugString()));
   }
-  *shape = TensorShape({num});
-  *slice = 1;
+  const int64_t num = ScalarInt64(num_segments);
+  if (num < 0) return absl::InvalidArgumentError(messages::NegativeNumSegments(num));
+  *shape = TensorShape();
+  TF_RETURN_IF_ERROR(shape->AddDimWithStatus(num));
   for (int d = ids.dims(); d < data.dims(); ++d) {
-    shape->AddDim(data.dim_size(d));
-    *slice *= data.dim_size(d);
+    TF_RETURN_IF_ERROR(shape->AddDimWithStatus(data.dim_size(d)));
   }
+  *slice = 1;  // no overflow: a factor of data's element count
+  for (int d = ids.dims(); d < data.dims(); ++d) *slice *= data.dim_size(d);
   return absl::OkStatus();
 }
 
@@ -128,16 +132,23 @@ class UnsortedSegmentOp : public HintedKernel {
   }
 };
 
-// The runs of segment_*'s sorted 1-D ids (output rows: the last id + 1),
-// found in parallel.
-Status SortedRuns(const Tensor& ids, bool ignore, const Parallel& parallel, Runs* runs,
-                  int64_t* nsegments);
+// The output rows of sorted ids (segment_*, and sparse_segment_* with
+// num_segments < 0: not given): the last id + 1, or num_segments, which must
+// exceed every id; TensorFlow's errors for a last id that is negative or too
+// large to add 1 to (unless `ignore`: then at least 0).
+Status SortedOutputRows(const Tensor& ids, int64_t num_segments, bool ignore, int64_t* rows);
+
+// The runs of segment_*'s sorted 1-D ids, found in parallel; the first error
+// in TensorFlow's order (an id below the one before it, or a run's id outside
+// [0, rows)), unless `ignore` (then negative ids are dropped).
+Status SortedRuns(const Tensor& ids, int64_t rows, bool ignore, const Parallel& parallel,
+                  Runs* runs);
 
 // sparse_segment_*'s gathered rows (indices checked against data_rows) and
-// the runs of its sorted segment ids; num_segments < 0: the last id + 1.
-Status SparseRuns(const Tensor& indices, const Tensor& ids, int64_t data_rows,
-                  int64_t num_segments, bool ignore, std::vector<int64_t>* rows, Runs* runs,
-                  int64_t* nsegments);
+// the runs of its sorted segment ids into `rows` output rows, with the
+// first error in TensorFlow's order, or (ignore) bad rows dropped.
+Status SparseRuns(const Tensor& indices, const Tensor& ids, int64_t data_rows, int64_t rows,
+                  bool ignore, std::vector<int64_t>* gathered, Runs* runs);
 
 // A 16-bit float's sums accumulate in float (sparse_segment_*, as TensorFlow's).
 template <typename T>
@@ -146,13 +157,14 @@ using SegmentAccumulator =
                                   std::is_same<T, Eigen::bfloat16>::value,
                               float, T>::type;
 
-// data's shape with dim 0 = rows, and its slice (the elements per row).
-inline TensorShape RowsOf(const TensorShape& data, int64_t rows, int64_t* slice) {
-  TensorShape shape = data;
+// data's shape with dim 0 = rows (TensorFlow's error if its element count
+// overflows), and its slice (the elements per row).
+inline Status RowsOf(const TensorShape& data, int64_t rows, TensorShape* shape,
+                     int64_t* slice) {
+  *shape = data;
   *slice = 1;
   for (int d = 1; d < data.dims(); ++d) *slice *= data.dim_size(d);
-  shape.set_dim(0, rows);
-  return shape;
+  return shape->SetDimWithStatus(0, rows);
 }
 
 // segment_mean on integers: every run's row count as T must not be 0 (it is
@@ -180,20 +192,24 @@ class SortedSegmentOp : public PolicyKernel {
     const Tensor& data = c->input(0);
     const Tensor& ids = c->input(1);
     OP_REQUIRES(c, data.dims() >= 1,
-                absl::InvalidArgumentError(messages::SegmentDataRank(data.shape().DebugString())));
+                absl::InvalidArgumentError(messages::SegmentDataRank(/*sparse=*/false)));
     OP_REQUIRES(c, ::tensorflow::TensorShapeUtils::IsVector(ids.shape()),
                 absl::InvalidArgumentError("segment_ids should be a vector."));
     OP_REQUIRES(c, ids.NumElements() == data.dim_size(0),
                 absl::InvalidArgumentError(
                     "segment_ids should be the same size as dimension 0 of input."));
-    Runs runs;
     int64_t nsegments = 0, slice = 1;
-    OP_REQUIRES_OK(c, SortedRuns(ids, ignore_, CpuParallel(c), &runs, &nsegments));
+    OP_REQUIRES_OK(c, SortedOutputRows(ids, /*num_segments=*/-1, ignore_, &nsegments));
+    TensorShape shape;
+    OP_REQUIRES_OK(c, RowsOf(data.shape(), nsegments, &shape, &slice));
+    Runs runs;
+    OP_REQUIRES_OK(c, SortedRuns(ids, nsegments, ignore_, CpuParallel(c), &runs));
     if constexpr (std::is_same<Op, MeanOp>::value && std::is_integral<T>::value) {
       OP_REQUIRES_OK(c, CountsFit<T>(runs));
     }
     Tensor* out = nullptr;
-    OP_REQUIRES_OK(c, c->allocate_output(0, RowsOf(data.shape(), nsegments, &slice), &out));
+    OP_REQUIRES_OK(c, c->allocate_output(0, shape, &out));
+    if (out->NumElements() == 0) return;
     const T gap = std::is_same<Op, MulOp>::value ? T(1) : T(0);
     OP_REQUIRES_OK(c, (Backend::template Sorted<T, Op, Order::kIndex, T>(
                           c, runs, data, nullptr, slice, nsegments, gap, out)));
@@ -213,25 +229,33 @@ class SparseSegmentOp : public PolicyKernel {
     const Tensor& indices = c->input(1);
     const Tensor& ids = c->input(2);
     const Tensor& num_segments = c->input(3);
-    OP_REQUIRES(c, data.dims() >= 1,
-                absl::InvalidArgumentError(messages::SegmentDataRank(data.shape().DebugString())));
-    OP_REQUIRES(c, ::tensorflow::TensorShapeUtils::IsVector(indices.shape()),
-                absl::InvalidArgumentError("indices should be a vector."));
-    OP_REQUIRES(c, ::tensorflow::TensorShapeUtils::IsVector(ids.shape()),
-                absl::InvalidArgumentError("segment_ids should be a vector."));
+    // TensorFlow's checks in its order; num_segments = -1 is the wrappers'
+    // "not given" (any other negative value is TensorFlow's error).
     OP_REQUIRES(c, ::tensorflow::TensorShapeUtils::IsScalar(num_segments.shape()),
                 absl::InvalidArgumentError(absl::StrCat(
                     "num_segments should be a scalar, not shape ",
                     num_segments.shape().DebugString())));
+    const int64_t num = ScalarInt64(num_segments);
+    OP_REQUIRES(c, num >= -1, absl::InvalidArgumentError(messages::NegativeSegmentIds()));
+    OP_REQUIRES(c, ::tensorflow::TensorShapeUtils::IsVector(indices.shape()),
+                absl::InvalidArgumentError("indices should be a vector."));
+    OP_REQUIRES(c, ::tensorflow::TensorShapeUtils::IsVector(ids.shape()),
+                absl::InvalidArgumentError("segment_ids should be a vector."));
     OP_REQUIRES(c, indices.NumElements() == ids.NumElements(),
                 absl::InvalidArgumentError("segment_ids and indices should have same size."));
+    OP_REQUIRES(c, data.dims() >= 1,
+                absl::InvalidArgumentError(messages::SegmentDataRank(/*sparse=*/true)));
+    int64_t nsegments = 0, slice = 1;
+    OP_REQUIRES_OK(c, SortedOutputRows(ids, num, ignore_, &nsegments));
+    TensorShape shape;
+    OP_REQUIRES_OK(c, RowsOf(data.shape(), nsegments, &shape, &slice));
     std::vector<int64_t> rows;
     Runs runs;
-    int64_t nsegments = 0, slice = 1;
-    OP_REQUIRES_OK(c, SparseRuns(indices, ids, data.dim_size(0), ScalarInt64(num_segments),
-                                 ignore_, &rows, &runs, &nsegments));
+    OP_REQUIRES_OK(c, SparseRuns(indices, ids, data.dim_size(0), nsegments, ignore_, &rows,
+                                 &runs));
     Tensor* out = nullptr;
-    OP_REQUIRES_OK(c, c->allocate_output(0, RowsOf(data.shape(), nsegments, &slice), &out));
+    OP_REQUIRES_OK(c, c->allocate_output(0, shape, &out));
+    if (out->NumElements() == 0) return;
     OP_REQUIRES_OK(c, (Backend::template Sorted<T, Op, Order::kGroups8, SegmentAccumulator<T>>(
                           c, runs, data, rows.data(), slice, nsegments, T(0), out)));
   }
