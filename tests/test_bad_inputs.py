@@ -239,7 +239,58 @@ def _oob_cases():
     return rows
 
 
-ALL_CASES = CASES + _oob_cases()
+def _segment_size_cases():
+    """The segment family's sizes taken from user values (num_segments, a
+    grid's shape, the last sorted id; tensorflow#46888): eagerly, in a
+    tf.function and under XLA, an output whose size overflows int64 is
+    TensorFlow's error, one too large to allocate a ResourceExhaustedError,
+    a negative num_segments TensorFlow's error; the process survives every
+    one (each of these aborted it once, as some abort TensorFlow's own)."""
+    from tf_scatter_ops import _table  # noqa: PLC0415 - the parent reads the table anyway
+    overflow = r"Encountered overflow when multiplying 4611686018427387904 with 3"
+    per_segment = [row.py for row in _table.OPS
+                   if row.kind in ("UnsortedSegment", "Groupwise", "ArgSegment")]
+    # every function for the overflow; one of each code path for the rest
+    # (each case is a few seconds: XLA compiles, allocations are refused)
+    calls = [(f"{py}-2**62", f"tso.{py}(tf.ones([1, 3]), tf.constant([0], tf.int64), 2**62)",
+              "IAE", overflow)
+             for py in per_segment + ["unsorted_segment_mean", "unsorted_segment_sqrt_n"]]
+    for py in ("unsorted_segment_sum", "unsorted_segment_mean", "segment_softmax", "segment_var",
+               "unsorted_segment_max_with_argmax"):
+        calls += [
+            # (XLA's own limit on a gather's dims, for the arg functions' form)
+            (f"{py}-2**40", f"tso.{py}(tf.ones([1, 3]), tf.constant([0], tf.int64), 2**40)",
+             "OOM|IAE", r"OOM|Out of memory|exceeds the INT_MAX limit"),
+            (f"{py}-negative", f"tso.{py}(tf.ones([1, 3]), tf.constant([0], tf.int64), -1)",
+             "IAE|VE", r"num_segments == -1 must not be negative|must be non-negative but is -1"),
+            (f"{py}-grid-overflow",
+             f"tso.{py}(tf.ones([1, 3]), tf.constant([[0, 0, 0]], tf.int64), [2**31, 2**31, 4])",
+             "IAE", r"num_segments = \[2147483648, 2147483648, 4\] as a grid's shape: "
+             r"Encountered overflow when multiplying 4611686018427387904 with 4"),
+        ]
+    for py in (row.py for row in _table.SPARSE_SEGMENTS):
+        calls += [
+            (f"{py}-2**62", f"tso.{py}(tf.ones([4, 3]), [0, 1], [0, 1], num_segments=2**62)",
+             "IAE", overflow),
+            (f"{py}-negative", f"tso.{py}(tf.ones([4, 3]), [0, 1], [0, 1], num_segments=-2)",
+             "IAE|VE", r"segment ids must be >= 0|Cannot specify a negative value"),
+            (f"{py}-huge-ids", f"tso.{py}(tf.ones([4, 3]), [0], tf.constant([2**62 - 1], tf.int64))",
+             "IAE", overflow + "|unsupported operations"),  # XLA: as TensorFlow's (no kernel)
+        ]
+    calls += [
+        (f"{row.py}-46888", f"tso.{row.py}(np.ones((1, 10, 1)), [1676240524292489355])", "IAE",
+         r"Encountered overflow when multiplying 1676240524292489356 with 10|"
+         r"unsupported operations")  # XLA has no kernel for the sorted ones (TensorFlow's neither)
+        for row in _table.SORTED_SEGMENTS]
+    calls.append(("segment_sum-int64-max", "tso.segment_sum(tf.ones([2]), tf.constant([0, 2**63 - 1], "
+                  "tf.int64))", "IAE", r"Last segment id must be < kintmax|unsupported operations"))
+    modes = {"eager": "{}", "function": "tf.function(lambda: {})()",
+             "xla": "tf.function(lambda: {}, jit_compile=True)()"}
+    return [(f"size-{name}-{mode}", wrap.format(call), expected, message)
+            for name, call, expected, message in calls for mode, wrap in modes.items()]
+
+
+ALL_CASES = CASES + _oob_cases() + _segment_size_cases()
 _IDS = [c[0] for c in ALL_CASES]
 assert len(set(_IDS)) == len(_IDS), "duplicate case ids"
 
@@ -442,7 +493,8 @@ def pool():
 
 EXCEPTIONS = {"IAE": ("InvalidArgumentError",), "VE": ("ValueError",),
               "IAE|VE": ("InvalidArgumentError", "ValueError"),
-              "OOM": ("ResourceExhaustedError",)}
+              "OOM": ("ResourceExhaustedError",),
+              "OOM|IAE": ("ResourceExhaustedError", "InvalidArgumentError")}
 
 
 @pytest.mark.parametrize("case_id,expression,expected,message", ALL_CASES, ids=_IDS)

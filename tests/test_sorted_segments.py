@@ -184,8 +184,11 @@ def test_sparse_errors_and_policy():
         (([0, 5], [0, 1], None), r"Bad: indices\[1\] == 5 out of range \[0, 3\)"),
         (([0, -1], [0, 1], None), r"Bad: indices\[1\] == -1 out of range \[0, 3\)"),
         (([0, 1], [1, 0], None), r"segment ids are not increasing: segment_ids\[1\] = 0"),
-        (([0, 1], [0, -1], None), r"segment ids are not increasing"),
-        (([0, 1], [-1, 0], None), r"segment ids must be >= 0: segment_ids\[0\] = -1"),
+        (([0, 1], [0, -1], None), r"segment ids must be >= 0"),  # no rows: the last id + 1 = 0
+        (([0, 1], [-1, 0], None), r"Segment id -1 out of range \[0, 1\), possibly because "
+                                  r"'segment_ids' input is not sorted\."),
+        (([0, 1], [0, -1], 3), r"segment ids are not increasing"),
+        (([0, 1], [0, 0], -2), r"segment ids must be >= 0"),
         (([0, 1], [0, 3], 2), r"segment ids must be < num_segments: segment_ids\[1\] = 3 is "
                               r"out of range \[0, 2\)"),
         (([0, 1, 2], [0, 1], None), "segment_ids and indices should have same size"),

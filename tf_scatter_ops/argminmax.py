@@ -149,7 +149,7 @@ def value_gradient(grad, positions, updates, outer, segment):
     size = rows * width
     d_flat = ops.scatter_nd(to[:, tf.newaxis], tf.reshape(grad, [-1]),
                             tf.maximum(size, 1)[tf.newaxis], bad_indices_policy="IGNORE")
-    d_updates = tf.reshape(d_flat[:size], tf.shape(updates))
+    d_updates = tf.reshape(d_flat[:size], tf.shape(updates, tf.int64))
     if segment:
         return d_updates, None
     return d_updates, tf.where(positions < 0, grad, tf.zeros_like(grad))
@@ -181,7 +181,7 @@ def _without_nan(op, values):
     -inf for a max) + 4 * isnan, so >= 1: any value, >= 3: any beyond the
     worst or NaN, >= 5: a NaN (an empty element holds int32's lowest)."""
     if not values.dtype.is_floating:
-        return values, 3 * tf.ones(tf.shape(values), tf.int32)
+        return values, 3 * tf.ones(tf.shape(values, tf.int64), tf.int32)
     nan = tf.math.is_nan(values)
     clean = tf.where(nan, _worst(values.dtype, op), values)
     beyond = tf.not_equal(clean, _worst(values.dtype, op))
@@ -208,7 +208,8 @@ def _row_positions(outer, like):
     `outer`), broadcast to `like`'s shape."""
     rows = tf.reshape(tf.range(tf.reduce_prod(outer), dtype=tf.int64), outer)
     trailing = tf.ones([tf.rank(like) - tf.size(outer)], outer.dtype)
-    return tf.broadcast_to(tf.reshape(rows, tf.concat([outer, trailing], 0)), tf.shape(like))
+    return tf.broadcast_to(tf.reshape(rows, tf.concat([outer, trailing], 0)),
+                           tf.shape(like, tf.int64))
 
 
 def _at_positions(values, outer, positions, otherwise):
@@ -217,7 +218,7 @@ def _at_positions(values, outer, positions, otherwise):
     of zero)."""
     width = tf.reduce_prod(tf.shape(values, tf.int64)[tf.size(outer):])
     column = tf.reshape(tf.range(tf.size(positions, tf.int64)) % tf.maximum(width, 1),
-                        tf.shape(positions))
+                        tf.shape(positions, tf.int64))
     at = tf.gather(tf.reshape(values, [-1]), tf.maximum(positions, 0) * width + column)
     return tf.where(positions >= 0, at, otherwise)
 
@@ -264,15 +265,16 @@ def composed_scatter(op, tensor, indices, updates, policy=""):
     @tf.custom_gradient
     def f(tensor, updates):
         clean, code = _without_nan(op, updates)
-        best = scatter(tf.fill(tf.shape(tensor), _worst(tensor.dtype, op)), indices, clean,
+        shape = tf.shape(tensor, tf.int64)
+        best = scatter(tf.fill(shape, _worst(tensor.dtype, op)), indices, clean,
                        bad_indices_policy=policy)
-        code = ops.tensor_scatter_nd_max(tf.zeros(tf.shape(tensor), tf.int32), indices, code,
+        code = ops.tensor_scatter_nd_max(tf.zeros(shape, tf.int32), indices, code,
                                          bad_indices_policy=policy)
         best = _with_nan(best, code)
         updated = (code >= 1) & _takes(op, best, tensor)
         best_at = ops.gather_nd(best, indices, bad_indices_policy="IGNORE")
         candidates = tf.where(_matches(updates, best_at), _row_positions(outer, updates), _NO_ROW)
-        first = ops.tensor_scatter_nd_min(tf.fill(tf.shape(tensor), _NO_ROW), indices, candidates,
+        first = ops.tensor_scatter_nd_min(tf.fill(shape, _NO_ROW), indices, candidates,
                                           bad_indices_policy=policy)
         positions = tf.where(updated, first, tf.constant(-1, tf.int64))
         value = _at_positions(updates, outer, positions, tensor)

@@ -189,11 +189,29 @@ def _sparse_segment_grad(op, grad):
         grad = grad / (count if reducer == "MeanOp" else tf.sqrt(count))
     values, _ = _gather_drop_negatives(grad, tf.where(valid, ids, -tf.ones_like(ids)))
     if op.get_attr("sparse_gradient"):
-        safe = tf.where(valid, wide_indices, tf.zeros_like(wide_indices))
-        return [tf.IndexedSlices(values, safe, tf.shape(data, out_type=tf.int64)),
+        return [_distinct_rows(values, wide_indices, valid, tf.shape(data, out_type=tf.int64)),
                 None, None, None]
     return [segments.unsorted_segment_sum(values, indices, rows, bad_indices_policy="IGNORE"),
             None, None, None]
+
+
+def _distinct_rows(values, indices, valid, dense_shape):
+    """An IndexedSlices of `values` (one row per index, the invalid ones
+    zero) with each valid index once, in increasing order, its rows summed
+    in index order: TensorFlow's sparse gradient of its sparse segment ops
+    (and so of embedding_lookup_sparse). Under XLA, whose shapes are static,
+    every index keeps its row (invalid ones as index 0, a zero row)."""
+    if _calls.in_xla_context():
+        return tf.IndexedSlices(values, tf.where(valid, indices, tf.zeros_like(indices)),
+                                dense_shape)
+    kept = tf.reshape(tf.where(valid), [-1])  # the positions of the valid rows
+    kept_indices = ops.gather(indices, kept)
+    distinct, position = tf.unique(kept_indices, out_idx=tf.int64)
+    order = tf.argsort(distinct, stable=True)
+    rank = tf.math.invert_permutation(order)  # a distinct index's place in sorted order
+    summed = segments.unsorted_segment_sum(ops.gather(values, kept), ops.gather(rank, position),
+                                           tf.size(distinct, out_type=tf.int64))
+    return tf.IndexedSlices(summed, ops.gather(distinct, order), dense_shape)
 
 
 def _segment_min_max_grad(op, grad):

@@ -111,14 +111,17 @@ def _parts(segment_ids, num_segments):
 
 def _flat_rows(x, segment_ids):
     """x as [ids.size] + x.shape[ids.rank:]."""
-    return tf.reshape(x, tf.concat([[-1], tf.shape(x)[tf.rank(segment_ids):]], 0))
+    return tf.reshape(x, tf.concat([[-1], tf.shape(x, tf.int64)[tf.rank(segment_ids):]], 0))
 
 
 def _counts(x, segment_ids, num_segments, policy):
     """Rows per segment, in x's dtype, shaped to divide its segment sums."""
     ones = tf.ones(tf.shape(segment_ids), x.dtype)
     n = segments.unsorted_segment_sum(ones, segment_ids, num_segments, bad_indices_policy=policy)
-    shape = tf.concat([tf.shape(n), tf.ones([tf.rank(x) - tf.rank(segment_ids)], tf.int32)], 0)
+    # int64 shapes: int32's wrap a segment count of 2**31 or more (to 0 when
+    # XLA folds them), which would reshape the counts wrongly
+    shape = tf.concat([tf.shape(n, tf.int64),
+                       tf.ones([tf.rank(x) - tf.rank(segment_ids)], tf.int64)], 0)
     return tf.reshape(n, shape)
 
 
@@ -133,12 +136,12 @@ def composed(op, data, segment_ids, num_segments, ddof=0, policy=""):
     safe, kept = _parts(segment_ids, num_segments)
 
     def per_row(values):  # a segment's value at each data row
-        return tf.reshape(tf.gather(values, safe), tf.shape(x))
+        return tf.reshape(tf.gather(values, safe), tf.shape(x, tf.int64))
 
     def drop(rows):  # 0 at the dropped rows
         flat = _flat_rows(rows, segment_ids)
         return tf.reshape(_stock_forms._select_rows(kept, flat, tf.zeros_like(flat)),
-                          tf.shape(x))
+                          tf.shape(x, tf.int64))
 
     if op in ("segment_var", "segment_std"):
         n = _counts(x, segment_ids, num_segments, policy)

@@ -46,7 +46,24 @@ def inputs(op, data, segment_ids, num_segments, policy):
     (data, ids, num_segments, policy, grid); see segment_ids."""
     data = _convert.tensor(data, name="data")
     _convert.check_dtype(op, data.dtype)
-    return (data,) + segment_ids_of(segment_ids, num_segments, policy)
+    segment_ids, num_segments, policy, grid = segment_ids_of(segment_ids, num_segments, policy)
+    check_output_size(data, segment_ids.shape.rank, num_segments)
+    return data, segment_ids, num_segments, policy, grid
+
+
+def check_output_size(data, ids_rank, num_segments):
+    """The output [num_segments] + data.shape[ids_rank:], where its size is
+    known when the graph is built: one whose element count overflows int64
+    is TensorFlow's InvalidArgumentError here, before TensorFlow's graph
+    machinery multiplies the dims unchecked (Grappler and XLA abort the
+    process on it, for TensorFlow's own segment ops too). The kernels check
+    the sizes known only at run time."""
+    num = tf.get_static_value(num_segments)
+    if num is None or np.ndim(num) != 0 or ids_rank is None or data.shape.rank is None:
+        return
+    inner = data.shape[ids_rank:]
+    if int(num) >= 0 and all(d is not None for d in inner):
+        _product([int(num)] + [int(d) for d in inner])
 
 
 def segment_ids_of(segment_ids, num_segments, policy):
@@ -74,10 +91,18 @@ def segment_ids_of(segment_ids, num_segments, policy):
         raise tf.errors.InvalidArgumentError(
             None, None, f"num_segments = {np.asarray(static).tolist()} as a grid's shape must "
             "not have a negative dimension")
-    if static is None and not _calls.in_xla_context():
-        with tf.control_dependencies([tf.debugging.assert_non_negative(
-                grid, message="num_segments as the shape of a grid must not have a "
-                "negative dimension")]):
+    if static is not None:
+        static = np.asarray(static)
+        cells = _product(static.tolist(), f"num_segments = {static.tolist()} as a grid's shape: ")
+    elif not _calls.in_xla_context():
+        with tf.control_dependencies([
+                tf.debugging.assert_non_negative(
+                    grid, message="num_segments as the shape of a grid must not have a "
+                    "negative dimension"),
+                tf.debugging.assert_less(
+                    tf.reduce_prod(tf.cast(grid, tf.float64)), tf.constant(2.0**63, tf.float64),
+                    message="num_segments as the shape of a grid has more cells than int64 "
+                    "holds")]):
             grid = tf.identity(grid)
     if depth is None or grid.shape[0] is None:
         # known at run time: checked (under XLA, where asserts do nothing, the
@@ -93,7 +118,6 @@ def segment_ids_of(segment_ids, num_segments, policy):
     segment_ids, policy = _bounds.nd(policy, segment_ids, shape=grid)
     dims = tf.cast(grid, tf.int64)
     if static is not None:  # strides as constants, in int32 where the ids and cells fit it
-        cells = int(np.prod(static, dtype=np.int64))
         dtype = tf.int32 if segment_ids.dtype != tf.int64 and cells < 2**31 else tf.int64
         strides = np.cumprod(np.concatenate([[1], np.asarray(static)[:0:-1]]))[::-1]
         strides = tf.constant(strides.astype(dtype.as_numpy_dtype))
@@ -115,6 +139,21 @@ def segment_ids_of(segment_ids, num_segments, policy):
         with tf.control_dependencies([_bounds.check_rows(segment_ids, bad, grid, "segment_ids")]):
             flat = tf.identity(flat)
     return flat, _num_segments(cells), policy, grid
+
+
+def _product(dims, what=""):
+    """The product of these non-negative dims, multiplied as TensorFlow
+    multiplies a shape's dims: one that overflows int64 is its
+    InvalidArgumentError (after `what`), not a wrapped number."""
+    total = 1
+    for d in dims:
+        if total * d > np.iinfo(np.int64).max:
+            wrapped = (total * d + 2**63) % 2**64 - 2**63
+            raise tf.errors.InvalidArgumentError(
+                None, None, f"{what}Encountered overflow when multiplying {total} with {d}, "
+                f"result: {wrapped}")
+        total *= d
+    return total
 
 
 def ungrid(out, grid):
@@ -190,6 +229,7 @@ def _normalized_function(op, of_count, doc):
             data = _convert.tensor(data, name="data")
             segment_ids, num_segments, policy, grid = segment_ids_of(segment_ids, num_segments,
                                                                      policy)
+            check_output_size(data, segment_ids.shape.rank, num_segments)
             n = _counts(data, segment_ids, num_segments, policy, hints=hints)
             return ungrid(unsorted_segment_sum(data, segment_ids, num_segments,
                                                bad_indices_policy=policy, **hints)
@@ -245,7 +285,8 @@ def _sparse_function(op, doc):
             _convert.check_dtype(op, data.dtype)
             indices = _convert.indices(indices)
             if num_segments is not None:
-                num_segments = _num_segments(num_segments)
+                num_segments = _sparse_num_segments(num_segments)
+                check_output_size(data, 1, num_segments)
             if policy == "CLIP":  # into data's rows
                 indices, _ = _bounds.ids(policy, indices, tf.shape(data)[0])
             segment_ids, policy = _bounds.ids(policy, _convert.indices(segment_ids), num_segments)
@@ -284,6 +325,23 @@ def _sparse_for_xla(op, inputs, policy):
         return total
     n = _counts(rows, ids, num_segments, policy)
     return total / (n if op == "sparse_segment_mean" else tf.sqrt(n))
+
+
+def _sparse_num_segments(num_segments):
+    """sparse_segment_*'s num_segments, negative values refused as TensorFlow
+    refuses them (a ValueError where a graph is built, its kernel's error in
+    eager mode), so that none reaches the kernel as -1, its 'not given'."""
+    num_segments = _num_segments(num_segments)
+    static = tf.get_static_value(num_segments)
+    if static is not None and static < 0:
+        if tf.executing_eagerly():
+            raise tf.errors.InvalidArgumentError(None, None, "segment ids must be >= 0")
+        raise ValueError(f"Cannot specify a negative value for num_segments; got {static}")
+    if static is None and not _calls.in_xla_context():
+        with tf.control_dependencies([tf.debugging.assert_non_negative(
+                num_segments, message="segment ids must be >= 0")]):
+            num_segments = tf.identity(num_segments)
+    return num_segments
 
 
 def _num_segments(num_segments):

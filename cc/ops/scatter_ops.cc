@@ -161,17 +161,13 @@ Status UnsortedSegmentShape(InferenceContext* c) {
   return absl::OkStatus();
 }
 
-// segment_*: data of rank >= 1, sorted 1-D ids of data's dim 0; output
-// [?] + data.shape[1:] (its length is the last id + 1).
+// segment_*: data of rank >= 1, sorted 1-D ids; output [?] + data.shape[1:]
+// (its length is the last id + 1). As TensorFlow's, ids of another length
+// than data's dim 0 are the kernel's error, when the graph runs.
 Status SortedSegmentShape(InferenceContext* c) {
   ShapeHandle data, ids, inner, output;
   TF_RETURN_IF_ERROR(c->WithRankAtLeast(c->input(0), 1, &data));
   TF_RETURN_IF_ERROR(c->WithRank(c->input(1), 1, &ids));
-  ::tensorflow::shape_inference::DimensionHandle rows;
-  if (!c->Merge(c->Dim(data, 0), c->Dim(ids, 0), &rows).ok()) {
-    return InvalidArgumentError(
-        "segment_ids should be the same size as dimension 0 of input.");
-  }
   TF_RETURN_IF_ERROR(c->Subshape(data, 1, &inner));
   TF_RETURN_IF_ERROR(c->Concatenate(c->Vector(c->UnknownDim()), inner, &output));
   c->set_output(0, output);

@@ -103,10 +103,10 @@ Status OutputRows(const Tensor& ids, int64_t num_segments, bool ignore, int64_t*
       }
     }
     *rows = num_segments;
-    return absl::OkStatus();
+  } else {
+    *rows = ignore ? std::max<int64_t>(last_plus_one, 0) : last_plus_one;
   }
-  *rows = ignore ? std::max<int64_t>(last_plus_one, 0) : last_plus_one;
-  if (*rows < 0 || (n > 0 && *rows == 0)) {
+  if (!ignore && (*rows < 0 || (n > 0 && *rows == 0))) {
     return absl::InvalidArgumentError(messages::NegativeSegmentIds());
   }
   return absl::OkStatus();
