@@ -133,7 +133,8 @@ CASES = [
     ("numpy-index-2^32-gather", "tso.gather_nd(T4, np.array([[2**32]]))", "IAE", GATHER_OOB.format(row=0, index="4294967296", shape="4")),
     ("numpy-index-int64-min-add", "tso.tensor_scatter_nd_add(T4, np.array([[1], [-2**63]]), [1., 2.])", "IAE",
      OOB.format(row=1, index="-9223372036854775808", shape="4")),
-    ("list-index-beyond-int64", "tso.gather_nd(T4, [[2**64]])", "VE", r"out-of-range integer"),
+    ("list-index-beyond-int64", "tso.gather_nd(T4, [[2**64]])", "VE",
+     r"indices = \[\[18446744073709551616\]\] does not fit int64"),
     ("numpy-uint64-index", "tso.gather_nd(T4, np.array([[2**64 - 1]], np.uint64))", "VE",
      r"indices must be int16, int32 or int64, got uint64"),
     ("int16-indices-shape-beyond-int16", "tso.scatter_nd(tf.constant([[3]], tf.int16), tf.ones([1], tf.int8), [40000])[:5]", "ok",
@@ -282,6 +283,12 @@ def _segment_size_cases():
          r"Encountered overflow when multiplying 1676240524292489356 with 10|"
          r"unsupported operations")  # XLA has no kernel for the sorted ones (TensorFlow's neither)
         for row in _table.SORTED_SEGMENTS]
+    calls += [("num_segments-beyond-int64", "tso.unsorted_segment_sum(tf.ones([1]), [0], 2**70)",
+               "VE", r"num_segments = 1180591620717411303424 does not fit int64"),
+              ("num_segments-uint64", "tso.unsorted_segment_sum(tf.ones([1]), [0], 2**63)", "VE",
+               r"num_segments must be int32 or int64, got uint64"),
+              ("shape-beyond-int64", "tso.scatter_nd([[0]], [1.], [2**65])", "VE",
+               r"shape = \[36893488147419103232\] does not fit int64")]
     calls.append(("segment_sum-int64-max", "tso.segment_sum(tf.ones([2]), tf.constant([0, 2**63 - 1], "
                   "tf.int64))", "IAE", r"Last segment id must be < kintmax|unsupported operations"))
     modes = {"eager": "{}", "function": "tf.function(lambda: {})()",

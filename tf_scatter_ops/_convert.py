@@ -91,6 +91,10 @@ def int_tensor(value, dtype_hint, name):
             array = np.asarray(value)
         except Exception:  # e.g. a list of symbolic tensors
             array = None
+        if (array is not None and array.dtype == object
+                and all(isinstance(v, int) for v in array.reshape(-1).tolist())):
+            # Python ints beyond uint64 (TensorFlow: an OverflowError in a graph)
+            raise ValueError(f"{name} = {value!r} does not fit int64")
         if array is not None and array.dtype.kind in "iu":
             info = np.iinfo(dtype_hint.as_numpy_dtype)
             if array.size and (array.min() < info.min or array.max() > info.max):
