@@ -146,10 +146,13 @@ inline std::string SegmentIdsNotPrefix(const std::string& data, const std::strin
   return absl::StrCat("data.shape = ", data, " does not start with segment_ids.shape = ", ids);
 }
 
+// (a scalar segment_ids is named without a position, as TensorFlow names it)
 inline std::string SegmentIdOutOfRange(const std::vector<int64_t>& position, int64_t id,
                                        int64_t num_segments) {
-  return absl::StrCat("segment_ids[", absl::StrJoin(position, ","), "] = ", id,
-                      " is out of range [0, ", num_segments, ")");
+  const std::string where =
+      position.empty() ? "" : absl::StrCat("[", absl::StrJoin(position, ","), "]");
+  return absl::StrCat("segment_ids", where, " = ", id, " is out of range [0, ", num_segments,
+                      ")");
 }
 
 // segment_*'s data of rank 0 (sparse_segment_* says "Shape must be ...").

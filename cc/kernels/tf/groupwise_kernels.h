@@ -16,7 +16,9 @@
 #include <cstdint>
 #include <limits>
 #include <type_traits>
+#include <cstddef>
 #include <new>
+#include <stdexcept>
 #include <vector>
 
 #include "common/groupwise.h"
@@ -206,15 +208,28 @@ Status GroupwiseBackward(const SegmentPasses<C>& p, const C* x, const C* y, cons
 
 // The passes' per-segment vectors are sized by num_segments, a user's value
 // that the output does not bound (softmax's output is data's shape): memory
-// they cannot have is a ResourceExhaustedError, never an abort.
+// they cannot have is a ResourceExhaustedError, never an abort. Sizes past
+// what a vector may hold are refused before it is made; an allocation that
+// fails is caught.
+inline Status PerSegmentScratchError(int64_t nsegments, int64_t slice) {
+  return absl::ResourceExhaustedError(absl::StrCat("OOM when allocating the per-segment scratch of ",
+                                                   nsegments, " segments of ", slice,
+                                                   " elements"));
+}
+
 template <typename F>
 Status WithoutAbortOnBadAlloc(int64_t nsegments, int64_t slice, const F& f) {
+  // (16 bytes: the widest element of the vectors, a double or an int64 count)
+  constexpr int64_t kMaxElements = std::numeric_limits<std::ptrdiff_t>::max() / 16;
+  if (nsegments > kMaxElements || (nsegments > 0 && slice > kMaxElements / nsegments)) {
+    return PerSegmentScratchError(nsegments, slice);
+  }
   try {
     return f();
   } catch (const std::bad_alloc&) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "OOM when allocating the per-segment scratch of ", nsegments, " segments of ", slice,
-        " elements"));
+    return PerSegmentScratchError(nsegments, slice);
+  } catch (const std::length_error&) {
+    return PerSegmentScratchError(nsegments, slice);
   }
 }
 

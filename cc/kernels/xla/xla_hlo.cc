@@ -179,6 +179,25 @@ absl::StatusOr<XlaOp> HloScatter(Combine combine, XlaOp target, XlaOp indices,
   TF_ASSIGN_OR_RETURN(const xla::Shape is, b->GetShape(indices));
   const int64_t last = is.dimensions_size() - 1;
   const int64_t depth = is.dimensions(last);
+  if (depth == 0 && ts.is_static()) {
+    // XLA's scatter mishandles rows of depth 0 (whole-tensor slices): a
+    // rank-0 target fails its verifier, a target of one element keeps only
+    // the last row. The same scatter as rows [0] into [1] + the target's shape:
+    std::vector<int64_t> dims(ts.dimensions().begin(), ts.dimensions().end());
+    std::vector<int64_t> one = dims;
+    one.insert(one.begin(), 1);
+    xla::PaddingConfig pad;  // the indices [outer..., 0] -> [outer..., 1] of 0
+    for (int64_t d = 0; d <= last; ++d) {
+      auto* p = pad.add_dimensions();
+      p->set_edge_padding_low(0);
+      p->set_edge_padding_high(d == last ? 1 : 0);
+      p->set_interior_padding(0);
+    }
+    const XlaOp zeros = xla::Pad(indices, xla::Zero(b, is.element_type()), pad);
+    TF_ASSIGN_OR_RETURN(const XlaOp out,
+                        HloScatter(combine, xla::Reshape(target, one), zeros, updates));
+    return xla::Reshape(out, dims);
+  }
   xla::ScatterDimensionNumbers dn;
   for (int64_t d : Iota(last, last + ts.dimensions_size() - depth)) dn.add_update_window_dims(d);
   for (int64_t d : Iota(0, depth)) {
