@@ -1,285 +1,302 @@
-"""Differential fuzzing: random rank 0..5, shapes with zero-size
-dims, depth 0..rank, outer index dims 0..2, duplicates, bad rows (negative,
-too large, int extremes), every value dtype, every index dtype and every
-policy, for every op, against the NumPy reference (bitwise) and, where
-TensorFlow 2.21 has a CPU kernel for the case, against TensorFlow.
+"""Differential fuzzing of every row of the op table (tf_scatter_ops/_table.OPS,
+one generator per row.kind, tests/fuzz_cases.py), unsorted_segment_mean /
+_sqrt_n and the segment_*_csr functions, against NumPy references and,
+where TensorFlow has a CPU kernel with the same semantics, TensorFlow
+(tests/fuzz_worker.py says what is compared for each kind).
 
-Profiles (environment variable TFSO_FUZZ_PROFILE):
-  ci    (default) 7 ops x 750 = 5,250 examples, derandomized, in `make test`
-  long  TFSO_FUZZ_EXAMPLES in total (default 105,000; `make fuzz` asks for
-        100,000, i.e. 7 x 14,286), random
+Each case is a small JSON spec (op, mode, policy, dtypes, shapes, promises,
+hostile size, seed); a pool of worker processes, one per core
+(tests/fuzz_pool.py), builds the arrays from the seed and answers. A worker
+that dies fails its case only: the case is a CRASH with its exit status, and
+a new worker takes the next case. Any failing case can be replayed:
+
+    .venv/bin/python tests/fuzz_worker.py --replay '<spec>'
+
+Covered: every policy ("", DEFAULT, ERROR, IGNORE, CLIP, FILL), the promises
+indices_are_sorted / unique_indices (true and false) where a function takes
+them, grid segment ids (num_segments a vector), rank 0..5 and zero-size
+dims, bad rows and ids (int extremes too), every value and index dtype,
+index inputs as tensors, NumPy arrays and lists, NaN / inf / -0.0, eager,
+tf.function (known and unknown input shapes) and jit_compile=True, a large
+case per op (the parallel paths), and hostile sizes (0, negative, huge,
+products overflowing int64), which must raise InvalidArgumentError or
+ValueError (ResourceExhaustedError for a valid size too big to allocate),
+never crash and never return silently. The hostile cases' workers run with
+TF_ENABLE_ONEDNN_OPTS=0: TensorFlow's oneDNN CPU allocator retries a failed
+allocation for 10 s, and those cases fail allocations on purpose.
+
+Profiles (TFSO_FUZZ_PROFILE):
+  ci    (default) fixed seed, FUZZ_CI_PER_OP cases per op (three times that for
+        the scatters and gathers), every hostile size of its kind for every
+        op; part of `make test`
+  long  TFSO_FUZZ_EXAMPLES cases in all (default 100,000; `make fuzz`), a
+        random seed (printed; TFSO_FUZZ_SEED repeats a run), the hostile
+        sizes as in ci plus 1% of the drawn cases
+Also: TFSO_FUZZ_OPS=op,op|kind (only those), TFSO_FUZZ_PER_OP=n (ci),
+TFSO_FUZZ_WORKERS=n (default: one per core). The
+report (per-op counts) and the failing specs are printed and written to
+build/fuzz/.
 """
 
+import collections
+import json
 import os
+import random
 import re
+import shlex
+import subprocess
+import sys
+import time
 
-import numpy as np
 import pytest
-import tensorflow as tf
-from hypothesis import HealthCheck, Phase, given, settings
-from hypothesis import strategies as st
 
 import tf_scatter_ops as tso
-from tf_scatter_ops.ops import DTYPES, INDEX_DTYPES, POLICIES
-from tf_scatter_ops._table import OP_TYPES as TF_RAW  # Python name -> our op type
-from tf_scatter_ops._table import SCATTER_GATHER
-import reference as ref
+from tf_scatter_ops import _table
+import fuzz_cases as fc
+import fuzz_pool
 
-IAE = tf.errors.InvalidArgumentError
-OPS = tuple(row.py for row in SCATTER_GATHER)  # the segment family: test_segments.py
-REF_OP = {row.py: row.py.rsplit("_", 1)[1] for row in SCATTER_GATHER}  # the reference's names
-REF_OP["scatter_nd"] = "scatter_nd"
-PRODUCTS = ("tensor_scatter_nd_mul", "tensor_scatter_nd_div")  # NaN signs: see assert_same
-WITH_TF = {row.py for row in SCATTER_GATHER if row.tf}  # (mul and div: TensorFlow has none)
-
-_HEALTH = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much]
-settings.register_profile(
-    "tfso-ci", max_examples=750, deadline=None, derandomize=True, database=None,
-    suppress_health_check=_HEALTH, phases=[Phase.explicit, Phase.generate, Phase.shrink],
-    print_blob=True)
-_LONG_TOTAL = int(os.environ.get("TFSO_FUZZ_EXAMPLES", "105000"))
-settings.register_profile(
-    "tfso-long", max_examples=-(-_LONG_TOTAL // len(OPS)), deadline=None,
-    suppress_health_check=_HEALTH, print_blob=True)
 PROFILE = os.environ.get("TFSO_FUZZ_PROFILE", "ci")
 if PROFILE not in ("ci", "long"):
     raise ValueError(f"TFSO_FUZZ_PROFILE must be 'ci' or 'long', got {PROFILE!r}")
-FUZZ = settings(settings.get_profile(f"tfso-{PROFILE}"))
+CI_SEED = 20240611
+FUZZ_CI_PER_OP = int(os.environ.get("TFSO_FUZZ_PER_OP", "200"))
+if PROFILE == "ci":
+    SEED = int(os.environ.get("TFSO_FUZZ_SEED", CI_SEED))
+else:
+    SEED = int(os.environ.get("TFSO_FUZZ_SEED", random.SystemRandom().randrange(2**31)))
+WORKERS = int(os.environ.get("TFSO_FUZZ_WORKERS", "0")) or None
+OUT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "build", "fuzz")
+WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fuzz_worker.py")
 
-# Examples actually run, per op, and how many were also checked against TF.
-COUNTS = {op: {"examples": 0, "tf": 0, "errors": 0, "large": 0} for op in OPS}
-
-
-@st.composite
-def cases(draw, op):
-    dtype = draw(st.sampled_from(DTYPES[op]))
-    index_dtype = draw(st.sampled_from(INDEX_DTYPES))
-    policy = draw(st.sampled_from(POLICIES))
-    rank = draw(st.integers(0, 5))
-    max_dim = 4 if rank <= 3 else 3
-    # Zero-size dims now and then, not half the time.
-    shape = tuple(draw(st.lists(
-        st.one_of(st.integers(1, max_dim), st.just(0)) if draw(st.booleans())
-        else st.integers(1, max_dim), min_size=rank, max_size=rank)))
-    depth = draw(st.integers(0, rank))
-    outer_rank = draw(st.sampled_from([0, 1, 1, 1, 2, 2]))
-    outer = tuple(draw(st.lists(st.integers(0, 5), min_size=outer_rank, max_size=outer_rank)))
-    duplicates = draw(st.sampled_from(["none", "some", "hot"]))
-    nbad = draw(st.sampled_from([0, 0, 0, 0, 0, 1, 2]))
-    extreme = draw(st.booleans())
-    through_function = draw(st.integers(0, 9)) == 0  # 10%: kernel with unknown shapes
-    # Indices as a tensor, or as an int64 NumPy array / Python list that the
-    # wrapper converts (out-of-int32 values must stay out of range, not wrap
-    # into it as tf.convert_to_tensor with an int32 hint would make them).
-    indices_as = "tensor" if through_function else draw(
-        st.sampled_from(["tensor", "tensor", "numpy", "list"]))
-    if indices_as != "tensor":
-        index_dtype = tf.int64
-    seed = draw(st.integers(0, 2**32 - 1))
-    # About 1 in 200 (by the seed: hypothesis favours boundary values of
-    # its own draws): a case big enough for the parallel block path (more
-    # than 128k update elements); the rest stay small and fast. Not int16:
-    # tf.gather_nd aborts the process on > 65535 int16 index rows.
-    if seed % 200 == 7:
-        shape, depth, outer = (300,), 1, (140_000,)
-        through_function, indices_as = False, "tensor"
-        if index_dtype == tf.int16:
-            index_dtype = tf.int32
-    return dict(op=op, dtype=dtype, index_dtype=index_dtype, policy=policy,
-                shape=shape, depth=depth, outer=outer, duplicates=duplicates,
-                nbad=nbad, extreme=extreme, function=through_function,
-                indices_as=indices_as, seed=seed)
+ALL_TARGETS = fc.targets(_table.OPS, set(dir(tso)))
+_ONLY = [o for o in os.environ.get("TFSO_FUZZ_OPS", "").split(",") if o]
+TARGETS = [t for t in ALL_TARGETS if not _ONLY or t.op in _ONLY or t.kind in _ONLY]
 
 
-def make_indices(rng, c):
-    shape, depth, outer = c["shape"], c["depth"], c["outer"]
-    n = int(np.prod(outer, dtype=np.int64))
-    idx = np.zeros((n, depth), np.int64)
-    for d in range(depth):
-        hi = max(shape[d], 1)
-        if c["duplicates"] == "hot":
-            idx[:, d] = rng.integers(0, min(hi, 2), size=n)
-        elif c["duplicates"] == "none":
-            idx[:, d] = rng.permutation(np.arange(n) % hi) if n else []
-        else:
-            idx[:, d] = rng.integers(0, hi, size=n)
-    info = np.iinfo(c["index_dtype"].as_numpy_dtype)
-    if depth and n:
-        for row in rng.choice(n, size=min(c["nbad"], n), replace=False):
-            d = rng.integers(0, depth)
-            if c["extreme"]:
-                idx[row, d] = rng.choice([info.max, info.min, info.min + 1, info.max - 1])
-            else:
-                idx[row, d] = rng.choice([-1, -2, shape[d], shape[d] + 1])
-    return idx.reshape(outer + (depth,)).astype(c["index_dtype"].as_numpy_dtype)
-
-
-def shape_str(shape):
-    return "[" + ",".join(str(d) for d in shape) + "]"
-
-
-def expected(c, tensor, idx, upd):
-    """(result, None) or (None, regex of the InvalidArgumentError)."""
-    op, shape, dtype = c["op"], c["shape"], c["dtype"]
-    # CLIP: clamped indices, then IGNORE (rows into an empty dimension);
-    # FILL: IGNORE, a gather's bad rows then set to the default fill value
-    ignore = c["policy"] in ("IGNORE", "CLIP", "FILL")
-    given = idx
-    if c["policy"] == "CLIP":
-        idx = ref.clip(idx, shape)
-    if op != "gather_nd":
-        if idx.ndim - 1 + len(shape) - c["depth"] < 1:
-            return None, r"updates must have rank at least 1"
-        if np.prod(shape, dtype=np.int64) == 0 and idx.size > 0:
-            return None, r"Indices and updates specified for empty output shape"
-    try:
-        if op == "gather_nd":
-            got = ref.gather(tensor, idx, dtype, ignore=ignore)
-            if c["policy"] == "FILL":
-                got = ref.fill(got, given, shape, ref.fill_value(dtype))
-            return got, None
-        return ref.scatter(REF_OP[op], tensor, idx, upd, dtype, ignore=ignore), None
-    except ref.BadIndex as e:
-        row = "[" + ", ".join(str(int(v)) for v in e.index) + "]"
-        if op != "gather_nd":
-            return None, (re.escape(f"indices[{e.row}] = {row} does not index into shape ")
-                          + re.escape(shape_str(shape)))
-        if np.prod(shape, dtype=np.int64) == 0:
-            return None, re.escape("Requested more than 0 entries, but params is empty.  Params shape: "
-                                   + shape_str(shape))
-        # TensorFlow's notation: the row's position in indices' outer dims
-        position = ",".join(str(int(p)) for p in np.unravel_index(e.row, idx.shape[:-1])) if idx.ndim > 1 else ""
-        return None, (re.escape(f"indices[{position}] = {row} does not index into param shape ")
-                      + re.escape(shape_str(shape)))
-
-
-_FUNCTIONS = {}
-
-
-def ours(c, tensor, idx, upd):
-    op, dtype, policy = c["op"], c["dtype"], c["policy"]
-    indices = tf.constant(idx)
-    if c["indices_as"] == "numpy":
-        indices = idx
-    elif c["indices_as"] == "list" and idx.size:
-        indices = idx.tolist()
-    args = [tf.constant(tensor, dtype), indices]
-    if op != "gather_nd":
-        args.append(tf.constant(upd, dtype))
-
-    def call(*a):
-        if op == "gather_nd":
-            return tso.gather_nd(a[0], a[1], bad_indices_policy=policy)
-        if op == "scatter_nd":
-            # shape as the indices' dtype (the kernel's own) or int64 (widened)
-            out_type = c["index_dtype"] if c["seed"] % 2 else tf.int64
-            return tso.scatter_nd(a[1], a[2], tf.cast(tf.shape(a[0]), out_type),
-                                  bad_indices_policy=policy)
-        return getattr(tso, op)(a[0], a[1], a[2], bad_indices_policy=policy)
-
-    if not c["function"]:
-        return call(*args)
-    key = (op, dtype, c["index_dtype"], policy, c["seed"] % 2)
-    if key not in _FUNCTIONS:  # one trace per combination: unknown static shapes
-        spec = [tf.TensorSpec(None, tf.as_dtype(a.dtype)) for a in args]
-        _FUNCTIONS[key] = tf.function(call, input_signature=spec)
-    return _FUNCTIONS[key](*args)
-
-
-def tf_comparable(c, tensor, idx):
-    """Whether TensorFlow 2.21 has a CPU kernel for this case with our semantics
-    (shared/tf-behaviour.md 1.2, 2.4): int32/int64 indices for scatters
-    (gather_nd also int16), depth >= 1 for scatters, and no gather from
-    scalar or empty params (TF refuses those even for depth-0 or slice-empty
-    gathers)."""
-    if c["op"] not in WITH_TF or c["policy"] in ("CLIP", "FILL"):  # TensorFlow has neither
-        return False
-    if c["op"] == "gather_nd":  # TF: "params must be at least a vector"
-        return tensor.ndim >= 1 and not (tensor.size == 0 and np.prod(idx.shape[:-1]) > 0)
-    # TF's scatter kernels read rank-1 indices as N rows of depth 1 and then
-    # reject every shape (tf-behaviour.md 2.4): compare rank >= 2 only.
-    return c["index_dtype"] != tf.int16 and c["depth"] >= 1 and idx.ndim >= 2
-
-
-def theirs(c, tensor, idx, upd):
-    op, dtype = c["op"], c["dtype"]
-    raw = getattr(tf.raw_ops, TF_RAW[op])
-    i = tf.constant(idx)
-    if op == "gather_nd":
-        return raw(params=tf.constant(tensor, dtype), indices=i, bad_indices_policy=c["policy"])
-    u = tf.constant(upd, dtype)
-    if op == "scatter_nd":
-        return raw(indices=i, updates=u, shape=tf.constant(c["shape"], i.dtype),
-                   bad_indices_policy=c["policy"])
-    return raw(tensor=tf.constant(tensor, dtype), indices=i, updates=u,
-               bad_indices_policy=c["policy"])
-
-
-SPECIALS = np.array([np.nan, np.inf, -np.inf, -0.0, 0.0])
-
-
-def with_specials(rng, values, dtype):
-    """float32/64 values with NaN, +-inf and signed zeros sprinkled in (a
-    third of the cases): min/max must keep TensorFlow's NaN rules."""
-    if dtype not in (tf.float32, tf.float64) or values.size == 0 or rng.random() > 1 / 3:
-        return values
-    values = values.copy()
-    flat = values.reshape(-1)
-    pick = rng.random(flat.size) < 0.2
-    flat[pick] = rng.choice(SPECIALS, size=int(pick.sum()))
-    return values
-
-
-def run_case(c):
-    # The op is mixed into the seed: derandomized draws repeat across the
-    # parametrized ops, the values and indices should not.
-    rng = np.random.default_rng([c["seed"], OPS.index(c["op"])])
-    op, dtype, shape, depth = c["op"], c["dtype"], c["shape"], c["depth"]
-    tensor = (ref.zeros(shape, dtype) if op == "scatter_nd"
-              else with_specials(rng, ref.random_values(rng, dtype, shape), dtype))
-    idx = make_indices(rng, c)
-    upd = with_specials(rng, ref.random_values(rng, dtype, c["outer"] + shape[depth:]), dtype)
-    want, error = expected(c, tensor, idx, upd)
-    COUNTS[op]["examples"] += 1
-    COUNTS[op]["large"] += int(np.prod(c["outer"], dtype=np.int64)) > 100_000
-    if error is not None:
-        COUNTS[op]["errors"] += 1
-        with pytest.raises(IAE, match=error):
-            ours(c, tensor, idx, upd)
+def _plan():
+    """(drawn specs, hostile specs) of the profile: every hostile size of
+    each op's kind for every op, and (long) 1% of the drawn cases."""
+    weight = sum(t.weight for t in TARGETS) or 1
+    if PROFILE == "ci":
+        per_op, share = FUZZ_CI_PER_OP, "none"
     else:
-        ref.assert_same(ours(c, tensor, idx, upd), want, nan_bits=op not in PRODUCTS)
-    if tf_comparable(c, tensor, idx):
-        COUNTS[op]["tf"] += 1
-        if error is None:
-            ref.assert_same(theirs(c, tensor, idx, upd), want)
-        elif "does not index" in error:
-            with pytest.raises(IAE, match="does not index"):
-                theirs(c, tensor, idx, upd)
+        total = int(os.environ.get("TFSO_FUZZ_EXAMPLES", "100000"))
+        per_op, share = -(-total // weight), 0.01
+    drawn = fc.make_specs(TARGETS, per_op, SEED, hostile=share)
+    extra = fc.make_specs(TARGETS, 0, SEED + 1, hostile="all", large_per_op=0)
+    hostile_specs = [s for s in drawn if s.get("hostile")] + extra
+    drawn = [s for s in drawn if not s.get("hostile")]
+    return drawn, hostile_specs
 
 
-@pytest.mark.parametrize("op", OPS)
-def test_fuzz_against_reference_and_tensorflow(op):
-    @FUZZ
-    @given(cases(op))
-    def check(c):
-        run_case(c)
+def _sabotaged(specs):
+    """One case per kind whose expectation is made wrong on purpose: the
+    oracle must fail each (a check that cannot fail checks nothing)."""
+    out, seen = [], set()
+    for s in specs:
+        if s["kind"] not in seen and not s.get("large") and s["mode"] == "eager":
+            seen.add(s["kind"])
+            out.append(dict(s, sabotage=True))
+    return out
 
-    check()
+
+@pytest.fixture(scope="module")
+def fuzz_run():
+    drawn, hostile = _plan()
+    sabotage = _sabotaged(drawn)
+    abort = [{"op": "__abort__", "kind": "harness"}]
+    print(f"\nfuzz profile {PROFILE}, seed {SEED}: {len(drawn)} drawn + {len(hostile)} hostile "
+          f"cases over {len(TARGETS)} functions (TFSO_FUZZ_PROFILE={PROFILE} "
+          f"TFSO_FUZZ_SEED={SEED} repeats it)")
+    start = time.time()
+    pool = fuzz_pool.Pool(WORKERS, case_timeout_s=120 if PROFILE == "ci" else 300)
+    # the harness's own cases first: a crash (abort) and the sabotaged ones
+    results = pool.run(abort + sabotage + drawn)
+    harness, checks = results[:1], results[1:1 + len(sabotage)]
+    results = results[1 + len(sabotage):]
+    hostile_pool = fuzz_pool.Pool(WORKERS, case_timeout_s=120,
+                                  env={"TF_ENABLE_ONEDNN_OPTS": "0"})
+    results += hostile_pool.run(hostile)
+    elapsed = time.time() - start
+    run = dict(specs=drawn + hostile, results=results, harness=harness, sabotage=sabotage,
+               sabotage_results=checks, elapsed=elapsed,
+               restarts=pool.restarts + hostile_pool.restarts)
+    report = _report(run)
+    print(report)
+    os.makedirs(OUT, exist_ok=True)
+    with open(os.path.join(OUT, f"report-{PROFILE}.txt"), "w") as f:
+        f.write(report + "\n")
+    return run
 
 
-def test_fuzz_counts():
-    """Every op was fuzzed with the profile's number of examples (when the
-    whole file ran), a share of them also against TensorFlow and a share on
-    the error path; prints the counts (pytest -s shows them)."""
-    if any(COUNTS[op]["examples"] == 0 for op in OPS):
-        pytest.skip("not every op's fuzz test ran in this pytest process")
-    total = sum(v["examples"] for v in COUNTS.values())
-    print(f"\nfuzz profile {PROFILE}: {total} examples; per op {COUNTS}")
-    want = FUZZ.max_examples
-    for op, v in COUNTS.items():
-        # Hypothesis runs max_examples successful examples (+ a few explicit/
-        # replayed ones); never fewer unless it ran out of distinct inputs.
-        assert v["examples"] >= want, (op, v)
-        assert v["tf"] >= want // 10 or op not in WITH_TF, (op, v)
-        assert v["errors"] >= want // 20, (op, v)
-    assert sum(v["large"] for v in COUNTS.values()) >= len(OPS), COUNTS  # block path too
+def _counts(run):
+    counts = collections.OrderedDict((t.op, collections.Counter()) for t in TARGETS)
+    for spec, r in zip(run["specs"], run["results"]):
+        c = counts[spec["op"]]
+        c["examples"] += 1
+        c["tf"] += bool(r.get("tf"))
+        c["errors"] += bool(r.get("error_path"))
+        c["hostile"] += bool(spec.get("hostile"))
+        c["large"] += bool(spec.get("large"))
+        c[r["status"]] += 1
+        c["mode:" + spec.get("mode", "")] += 1
+        c["policy:" + str(spec.get("policy"))] += 1
+        c["expect:" + str(r.get("expect"))] += 1
+        c["grid"] += spec.get("grid") is not None
+        c["as:" + str(spec.get("indices_as") or spec.get("ids_as"))] += 1
+        c["hints"] += bool(spec.get("hints"))
+    return counts
+
+
+def _report(run):
+    counts = _counts(run)
+    lines = [f"{'op':36} {'cases':>6} {'vs TF':>6} {'errors':>6} {'hostile':>7} {'large':>5} "
+             f"{'eager/fn/fn?/xla':>17} {'FAIL':>5} {'CRASH':>5} {'TIME':>4}"]
+    for op, c in counts.items():
+        modes = "/".join(str(c["mode:" + m]) for m in fc.MODES)
+        lines.append(f"{op:36} {c['examples']:6} {c['tf']:6} {c['errors']:6} {c['hostile']:7} "
+                     f"{c['large']:5} {modes:>17} {c['fail']:5} {c['crash']:5} {c['timeout']:4}")
+    total = sum(c["examples"] for c in counts.values())
+    bad = sum(c["fail"] + c["crash"] + c["timeout"] for c in counts.values())
+    rss = max((r.get("max_rss_mb") or 0 for r in run["results"]), default=0)
+    lines.append(f"{total} cases in {run['elapsed']:.0f} s ({run['restarts']} worker restarts "
+                 f"after a crash or a hang; workers' peak RSS {rss} MB), {bad} failing; "
+                 f"profile {PROFILE}, seed {SEED}")
+    return "\n".join(lines)
+
+
+def _signature(result):
+    detail = (result.get("detail") or "").split("\n")[0]
+    if result["status"] == "crash":
+        return f"CRASH ({fuzz_pool.describe_exit(result.get('returncode'))})"
+    if result["status"] == "timeout":
+        return "TIMEOUT"
+    # group by the message's shape, not its numbers
+    return "FAIL " + re.sub(r"\d+", "#", detail)[:72]
+
+
+def test_every_kind_has_a_generator_and_a_runner():
+    """A row whose kind has no generator is not fuzzed: that is a failure
+    here (and make_specs refuses it), not a silent gap."""
+    import fuzz_worker
+    kinds = {row.kind for row in _table.OPS}
+    assert kinds <= set(fc.GENERATORS), f"no fuzz generator for {kinds - set(fc.GENERATORS)}"
+    assert set(fc.GENERATORS) == set(fuzz_worker.RUNNERS)
+    new = fc.Target(op="brand_new", kind="BrandNewKind", dtypes=["float32"], tf=None, weight=1)
+    with pytest.raises(KeyError, match="no fuzz generator for kind 'BrandNewKind'"):
+        fc.make_specs([new], 1, 0)
+    ops = {t.op for t in ALL_TARGETS}
+    assert {row.py for row in _table.OPS} <= ops
+    assert {"unsorted_segment_mean", "unsorted_segment_sqrt_n"} <= ops
+    assert {row.py + "_csr" for row in _table.SORTED_SEGMENTS} <= ops
+
+
+def test_specs_are_json_and_reproducible():
+    a, b = fc.make_specs(ALL_TARGETS, 3, 7), fc.make_specs(ALL_TARGETS, 3, 7)
+    assert a == b and json.loads(json.dumps(a)) == a  # JSON, the same for a seed
+    assert fc.make_specs(ALL_TARGETS, 3, 8) != a
+
+
+def test_the_harness_records_a_crash_and_catches_a_wrong_answer(fuzz_run):
+    """A case that kills its worker (abort) is a CRASH with its signal and
+    the next case runs in a new worker; an expectation made wrong on
+    purpose (one case per kind) fails."""
+    (crash,) = fuzz_run["harness"]
+    assert crash["status"] == "crash" and crash["returncode"] == -6, crash
+    kinds = {t.kind for t in TARGETS}
+    assert {s["kind"] for s in fuzz_run["sabotage"]} == kinds
+    for spec, r in zip(fuzz_run["sabotage"], fuzz_run["sabotage_results"]):
+        assert r["status"] == "fail", ("a wrong expectation passed", spec, r)
+
+
+def test_fuzz_coverage(fuzz_run):
+    """Every function was fuzzed with the profile's cases, in every mode it
+    has, under every policy it takes, on the error path and (where
+    TensorFlow has it) against TensorFlow; the promises, grids, large and
+    hostile cases ran."""
+    counts = _counts(fuzz_run)
+    by_op = {t.op: t for t in TARGETS}
+    hostile_ran = collections.defaultdict(set)
+    for spec in fuzz_run["specs"]:
+        if spec.get("hostile"):
+            h = spec["hostile"]
+            hostile_ran[spec["kind"]].add(json.dumps([h["what"], h["value"]]))
+    problems = []
+    for op, c in counts.items():
+        t = by_op[op]
+        want = FUZZ_CI_PER_OP * t.weight if PROFILE == "ci" and not _ONLY else 1
+        drawn = c["examples"] - c["hostile"]
+        if drawn < want:
+            problems.append(f"{op}: {drawn} cases < {want}")
+        if c["errors"] < max(1, drawn // 20):
+            problems.append(f"{op}: {c['errors']} error-path cases")
+        if t.tf and c["tf"] < max(1, drawn // 10):
+            problems.append(f"{op}: only {c['tf']} cases checked against TensorFlow")
+        if t.kind in fc.SCATTER_LIKE + fc.SEGMENT_LIKE + ("SortedSegment",) and drawn >= 150:
+            for how in ("numpy", "list"):
+                if c["as:" + how] == 0:
+                    problems.append(f"{op}: indices never passed as a {how}")
+        modes = ["eager", "function", "function_unknown"]
+        if t.kind != "SortedSegment":  # (XLA has no kernel for TensorFlow's segment_*)
+            modes.append("xla")
+        for m in modes:
+            if drawn >= 150 and c["mode:" + m] == 0:
+                problems.append(f"{op}: never ran in mode {m}")
+        if t.kind != "CSR" and drawn >= 150:
+            for p in fc.POLICIES:
+                if c["policy:" + p] == 0:
+                    problems.append(f"{op}: never ran with policy {p!r}")
+        if t.kind in fc.HINTED and drawn >= 150 and c["expect:promise"] == 0:
+            problems.append(f"{op}: no false promise was checked")
+        if t.kind in fc.SEGMENT_LIKE and drawn >= 150 and c["grid"] == 0:
+            problems.append(f"{op}: no grid segment ids")
+        if drawn >= 50 and c["large"] == 0:
+            problems.append(f"{op}: no large case")
+    for kind, values in fc.HOSTILE.items():
+        if kind in {t.kind for t in TARGETS} and kind != "segment":
+            missing = {json.dumps([w, v]) for w, v, _ in values} - hostile_ran[kind]
+            if missing:
+                problems.append(f"{kind}: hostile sizes never ran: {sorted(missing)}")
+    assert not problems, "\n".join(problems)
+
+
+def test_fuzz_finds_no_failures(fuzz_run):
+    """No case fails, crashes or hangs; the message lists every failing
+    spec, grouped by what went wrong, with the command that replays it."""
+    groups = collections.OrderedDict()
+    for spec, r in zip(fuzz_run["specs"], fuzz_run["results"]):
+        if r["status"] != "pass":
+            groups.setdefault((spec["op"], _signature(r)), []).append((spec, r))
+    if not groups:
+        return
+    lines, dump = [], []
+    for (op, signature), cases in groups.items():
+        lines.append(f"\n{op}: {len(cases)} x {signature}")
+        spec, r = cases[0]
+        detail = (r.get("detail") or r.get("stderr") or "").strip()
+        lines.append("    " + detail[:1200].replace("\n", "\n    "))
+        for spec, r in cases:
+            lines.append("    " + json.dumps(spec))
+            dump.append(dict(spec=spec, result=r))
+    path = os.path.join(OUT, f"failures-{PROFILE}.jsonl")
+    with open(path, "w") as f:
+        for d in dump:
+            f.write(json.dumps(d) + "\n")
+    n = sum(len(c) for c in groups.values())
+    pytest.fail(f"{n} failing cases in {len(groups)} groups (all in {path}); replay one with\n"
+                f"    .venv/bin/python tests/fuzz_worker.py --replay '<spec>'\n"
+                + "\n".join(lines), pytrace=False)
+
+
+def test_a_spec_replays_from_the_command_line():
+    """`python tests/fuzz_worker.py --replay '<spec>'`: exit status 0 and
+    PASS for a passing case, 1 and FAIL with the reason for a failing one."""
+    spec = next(s for s in fc.make_specs([t for t in ALL_TARGETS if t.op == "gather_nd"], 20, 1)
+                if s["mode"] == "eager" and not s.get("large"))
+    for sabotage, rc, word in ((False, 0, "PASS"), (True, 1, "FAIL")):
+        text = json.dumps(dict(spec, sabotage=sabotage))
+        proc = subprocess.run([sys.executable, WORKER, "--replay", text], capture_output=True,
+                              text=True, env=fuzz_pool.worker_env(), timeout=300)
+        assert proc.returncode == rc and word in proc.stdout, (
+            shlex.join([sys.executable, WORKER, "--replay", text]), proc.stdout,
+            proc.stderr[-2000:])
