@@ -46,8 +46,9 @@ def _checked(splits, rows):
     with tf.control_dependencies(checks):
         checks.append(tf.debugging.assert_equal(
             splits[0], tf.zeros([], splits.dtype), message="row_splits must start at 0"))
-        checks.append(tf.debugging.assert_non_negative(
-            splits[1:] - splits[:-1], message="row_splits must not decrease"))
+        # compared, not subtracted: a difference can overflow (2**62 after -2**62)
+        checks.append(tf.debugging.assert_equal(
+            tf.reduce_all(splits[1:] >= splits[:-1]), True, message="row_splits must not decrease"))
         checks.append(tf.debugging.assert_equal(
             splits[-1], tf.cast(rows, splits.dtype),
             message="row_splits must end at data's row count"))
@@ -67,6 +68,8 @@ def _csr_function(op):
                                  out_type=splits.dtype) - 1
             n = tf.size(splits, out_type=splits.dtype) - 1
             if _calls.lowering(xla_ours=False):  # TensorFlow's unsorted op: n rows
+                if op == "segment_mean":  # segment_mean's: in data's dtype (integers truncate)
+                    return _mean(data, ids, n)
                 unsorted = getattr(segments, "unsorted_" + op)
                 out = unsorted(data, ids, n)
                 if op in ("segment_min", "segment_max"):  # empty rows: 0, not the extreme
@@ -85,6 +88,23 @@ def _csr_function(op):
     f.__doc__ = (f"{op} of each CSR row data[row_splits[i]:row_splits[i + 1]] "
                  f"(len(row_splits) - 1 rows; data may be a RaggedTensor instead).")
     return _convert.public(f)
+
+
+def _mean(data, ids, n):
+    """segment_mean's result from TensorFlow's unsorted ops: the sum over
+    the row count in data's dtype, integers divided as C++ divides them
+    (toward zero), an empty row 0."""
+    total = segments.unsorted_segment_sum(data, ids, n)
+    count = segments.unsorted_segment_sum(tf.ones(tf.shape(ids), data.dtype), ids, n)
+    count = tf.reshape(tf.maximum(tf.math.real(count), 1) if data.dtype.is_complex
+                       else tf.maximum(count, tf.ones([], data.dtype)),
+                       tf.concat([[-1], tf.ones([tf.rank(data) - 1], tf.int32)], 0))
+    if data.dtype.is_complex:
+        return total / tf.cast(count, data.dtype)
+    if not data.dtype.is_integer:
+        return total / count
+    floor = total // count  # toward zero: floor + 1 where a negative sum is not a multiple
+    return floor + tf.cast((total < 0) & (floor * count != total), data.dtype)
 
 
 segment_sum_csr = _csr_function("segment_sum")
