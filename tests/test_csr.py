@@ -97,6 +97,8 @@ def test_xla_and_stock_ops(op):
 def test_bad_offsets():
     data = np.ones((4, 2), np.float32)
     for splits, message in (([1, 4], "must start at 0"), ([0, 3, 2, 4], "must not decrease"),
+                            # a decrease whose difference overflows int64 (found by the fuzzer)
+                            ([0, 2**62, -(2**62) - 1, 4], "must not decrease"),
                             ([0, 2], "must end at data's row count"), ([], "row_splits is empty")):
         with pytest.raises(IAE, match=message):
             tso.segment_sum_csr(data, np.array(splits, np.int64))

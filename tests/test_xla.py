@@ -193,6 +193,19 @@ def test_jit_compile_matches_eager_for_every_dtype(op, ours, rng, monkeypatch, x
                                            want.numpy().astype(np.complex128), rtol=1e-2, atol=1e-2)
 
 
+@pytest.mark.parametrize("op", TENSOR_OPS)
+def test_jit_compile_depth_zero_rows_into_one_element_or_a_scalar(op, xla_path):
+    """Rows of depth 0 (each updates the whole tensor) into a tensor of one
+    element and into a scalar: every row applies, in index order, under XLA
+    as eagerly (XLA's own scatter kept only the last row of the first and
+    failed to compile the second; found by the fuzzer)."""
+    f = getattr(tso, op)
+    for t, u in ((tf.constant([10.0]), tf.constant([[3.0], [100.0], [2.0]])),
+                 (tf.constant(10.0), tf.constant([3.0, 100.0, 2.0]))):
+        i = tf.zeros([3, 0], tf.int32)
+        ref.assert_same(jit(f)(t, i, u), f(t, i, u).numpy())
+
+
 def test_jit_compile_matches_eager_for_other_forms(rng, xla_path):
     t = tf.constant(rng.standard_normal((5, 4, 3)), tf.float32)
     for depth, outer in ((0, (2,)), (2, (3, 2)), (3, (4,))):
