@@ -316,6 +316,9 @@ def _sparse_for_xla(op, inputs, policy):
     id made -1), as XLA's segment sum drops ids out of range."""
     data, indices, ids = inputs["data"], inputs["indices"], inputs["segment_ids"]
     num_segments = inputs["num_segments"]
+    if data.shape[0] == 0:  # every index is out of range: every row dropped
+        data = tf.zeros(tf.concat([[1], tf.shape(data)[1:]], 0), data.dtype)
+        indices = tf.fill(tf.shape(indices), tf.constant(-1, indices.dtype))
     wide = _stock_forms.wide(indices)
     outside = (wide < 0) | (wide >= tf.shape(data, out_type=wide.dtype)[0])
     ids = tf.where(outside, tf.constant(-1, ids.dtype), ids)

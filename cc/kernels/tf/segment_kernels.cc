@@ -89,10 +89,12 @@ Status OutputRows(const Tensor& ids, int64_t num_segments, bool ignore, int64_t*
   const Id* v = IdsOf<Id>(ids);
   const int64_t n = ids.NumElements();
   const int64_t last = n == 0 ? 0 : static_cast<int64_t>(v[n - 1]);
-  if (last == std::numeric_limits<int64_t>::max()) {
+  // (under IGNORE with num_segments given such an id is only dropped)
+  if (last == std::numeric_limits<int64_t>::max() && !(ignore && num_segments >= 0)) {
     return absl::InvalidArgumentError(messages::LastSegmentIdTooLarge(last));
   }
-  const int64_t last_plus_one = n == 0 ? 0 : last + 1;
+  const int64_t last_plus_one =
+      n == 0 || last == std::numeric_limits<int64_t>::max() ? 0 : last + 1;
   if (num_segments >= 0) {
     if (!ignore && num_segments < last_plus_one) {
       for (int64_t i = 0;; ++i) {  // the first id out of range (the last one is)
