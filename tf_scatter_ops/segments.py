@@ -336,7 +336,7 @@ def _sparse_num_segments(num_segments):
     eager mode), so that none reaches the kernel as -1, its 'not given'."""
     num_segments = _num_segments(num_segments)
     static = tf.get_static_value(num_segments)
-    if static is not None and static < 0:
+    if static is not None and np.ndim(static) == 0 and static < 0:  # (not a scalar: the kernel)
         if tf.executing_eagerly():
             raise tf.errors.InvalidArgumentError(None, None, "segment ids must be >= 0")
         raise ValueError(f"Cannot specify a negative value for num_segments; got {static}")
