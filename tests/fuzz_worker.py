@@ -417,6 +417,21 @@ def compare_tf(ctx, thunk, expected):
     verdict(ctx, (kind, got), expected, who="TensorFlow")
 
 
+def tf_error_parity(ctx, thunk, ours):
+    """Where ours raised: TensorFlow (thunk) must raise too, with a message
+    ours starts with (README: ours may add the position and the id)."""
+    kind, got = attempt(thunk)
+    if kind == "error" and tf_unavailable(got):
+        return
+    ctx.tf = True
+    if kind == "value":
+        raise Mismatch(f"TensorFlow returned a value where ours raised: {summary(got)}")
+    mine = bare(message(ours[1]))
+    if not mine.startswith(bare(message(got))):
+        raise Mismatch(f"our message {mine!r} does not start with TensorFlow's "
+                       f"{bare(message(got))!r}")
+
+
 def policy_of(spec):
     policy = spec.get("policy") or ""
     default = policy in ("", "DEFAULT", "ERROR")
@@ -1220,17 +1235,8 @@ def run_sorted(ctx):
     if isinstance(expected, Error):
         kept = eff >= 0 if not default else np.ones(len(eff), bool)
         tf_ids = eff[kept] if not default else ids
-        kind, got = attempt(lambda: theirs_sorted(tf.constant(data[kept], tdt),
-                                                  tf.constant(tf_ids)))
-        if kind == "error" and tf_unavailable(got):
-            return
-        ctx.tf = True
-        if kind == "value":
-            raise Mismatch(f"TensorFlow returned a value where ours raised: {summary(got)}")
-        mine = bare(message(ours[1]))
-        if not mine.startswith(bare(message(got))):
-            raise Mismatch(f"our message {mine!r} does not start with TensorFlow's "
-                           f"{bare(message(got))!r}")
+        tf_error_parity(ctx, lambda: theirs_sorted(tf.constant(data[kept], tdt),
+                                                   tf.constant(tf_ids)), ours)
         return
     kept = eff >= 0
     d, i = data[kept], eff[kept]
@@ -1416,17 +1422,8 @@ def run_sparse(ctx):
             indices.dtype != np.int64 and np.abs(ids.astype(np.float64)).max() >= 2**31 - 1))
         if not default or xla(s) or wide:
             return
-        kind, got = attempt(lambda: theirs(tf.constant(data, tdt), tf.constant(indices),
-                                           tf.constant(ids), num_segments=num))
-        if kind == "error" and tf_unavailable(got):
-            return
-        ctx.tf = True
-        if kind == "value":
-            raise Mismatch(f"TensorFlow returned a value where ours raised: {summary(got)}")
-        mine = bare(message(ours[1]))
-        if not mine.startswith(bare(message(got))):
-            raise Mismatch(f"our message {mine!r} does not start with TensorFlow's "
-                           f"{bare(message(got))!r}")
+        tf_error_parity(ctx, lambda: theirs(tf.constant(data, tdt), tf.constant(indices),
+                                            tf.constant(ids), num_segments=num), ours)
         return
     if xla(s):
         return
