@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "cuda/launch.cuh"
 #include "cuda/scatter_gpu.h"
 
 namespace tf_scatter_ops {
@@ -172,10 +173,10 @@ void LaunchScatter(const Call& call, const Plan& plan, const T* updates,
   const int64_t work = call.form.n * call.form.slice;
   const Key* keys = static_cast<const Key*>(plan.keys);
   if constexpr (UsesAtomics<T, Op>::value) {
-    ScatterAtomicKernel<T, Op, Key><<<GridFor(work), kThreads, 0, stream>>>(
+    TFSO_LAUNCH(GridFor(work), kThreads, stream, ScatterAtomicKernel<T, Op, Key>)(
         keys, call.form.n, call.form.slice, call.form.nslots, updates, out);
   } else {
-    ScatterRunsKernel<T, Op, Key><<<GridFor(work), kThreads, 0, stream>>>(
+    TFSO_LAUNCH(GridFor(work), kThreads, stream, ScatterRunsKernel<T, Op, Key>)(
         keys, static_cast<const Key*>(plan.rows),
         static_cast<const Key*>(plan.run_starts), plan.num_runs,
         plan.valid_end, call.form.slice, updates, out);
@@ -186,12 +187,16 @@ template <typename T, typename Op>
 const char* ScatterOnStream(Call& call, const T* updates, const T* init, Init mode,
                             T* out) {
   call.bad_row = -1;
-  if (call.form.nslots * call.form.slice == 0) return nullptr;
+  // An empty output still has its rows checked under ERROR, as on the CPU
+  // (an id past num_segments into [3, 0] is an error there too); nothing is
+  // sorted or written.
+  const bool empty = call.form.nslots * call.form.slice == 0;
+  if (empty && (call.ignore || call.form.n == 0)) return nullptr;
   Plan plan;
   if (call.form.n > 0) {
     // Checked before the output is touched: a forwarded input stays intact.
-    if (const char* e = MakePlan(call, !UsesAtomics<T, Op>::value, &plan)) return e;
-    if (call.bad_row >= 0) return nullptr;
+    if (const char* e = MakePlan(call, !empty && !UsesAtomics<T, Op>::value, &plan)) return e;
+    if (call.bad_row >= 0 || empty) return nullptr;
   }
   if (const char* e = InitOutput(call, init, mode, out)) return e;
   if (call.form.n == 0) return nullptr;
@@ -213,11 +218,11 @@ const char* GatherOnStream(Call& call, const T* params, T* out) {
   cudaStream_t stream = static_cast<cudaStream_t>(call.stream);
   const int64_t work = call.form.n * call.form.slice;
   if (plan.wide) {
-    GatherKernel<T, uint64_t><<<GridFor(work), kThreads, 0, stream>>>(
+    TFSO_LAUNCH(GridFor(work), kThreads, stream, GatherKernel<T, uint64_t>)(
         static_cast<const uint64_t*>(plan.keys), call.form.n, call.form.slice,
         call.form.nslots, params, out);
   } else {
-    GatherKernel<T, uint32_t><<<GridFor(work), kThreads, 0, stream>>>(
+    TFSO_LAUNCH(GridFor(work), kThreads, stream, GatherKernel<T, uint32_t>)(
         static_cast<const uint32_t*>(plan.keys), call.form.n, call.form.slice,
         call.form.nslots, params, out);
   }

@@ -180,7 +180,7 @@ const char* MakePlanTyped(Call& call, bool sort, Plan* plan) {
   }
 
   Key* rows = sort ? reinterpret_cast<Key*>(take(key_bytes)) : nullptr;
-  LinearizeKernel<Index, Key><<<GridFor(n), kThreads, 0, stream>>>(
+  TFSO_LAUNCH(GridFor(n), kThreads, stream, LinearizeKernel<Index, Key>)(
       static_cast<const Index*>(call.indices), n, call.form.depth, dims, deep_dims,
       bad_key, call.drop_negative, keys, rows, call.ignore ? nullptr : first_bad);
   if (const char* e = LastError()) return e;
@@ -202,7 +202,7 @@ const char* MakePlanTyped(Call& call, bool sort, Plan* plan) {
       temp, sort_bytes, keys, sorted_keys, rows, sorted_rows, n, 0, end_bit,
       stream);
   if (e != cudaSuccess) return Error(e);
-  RunHeadsKernel<Key><<<GridFor(n), kThreads, 0, stream>>>(
+  TFSO_LAUNCH(GridFor(n), kThreads, stream, RunHeadsKernel<Key>)(
       sorted_keys, n, bad_key, heads, valid_end);
   if (const char* err = LastError()) return err;
   // `rows` (the sort's input) still holds 0..n-1: select the head positions.

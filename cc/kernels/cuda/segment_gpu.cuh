@@ -64,7 +64,7 @@ template <typename T>
 const char* Fill(void* stream, T* out, int64_t n, T value) {
   ClearError();
   if (n == 0) return nullptr;
-  FillKernel<T><<<GridFor(n), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(out, n, value);
+  TFSO_LAUNCH(GridFor(n), kThreads, static_cast<cudaStream_t>(stream), FillKernel<T>)(out, n, value);
   return Cleared(LastError());
 }
 
@@ -90,7 +90,7 @@ const char* SortedSegmentOnStream(const SegmentCall& call, const T* data, T gap,
     e = cudaMemcpyAsync(rows, call.rows, row_bytes, cudaMemcpyHostToDevice, stream);
   }
   if (e != cudaSuccess) return cudaGetErrorString(e);
-  SegmentCsrKernel<T, Op, kOrder, A><<<GridFor(work), kThreads, 0, stream>>>(
+  TFSO_LAUNCH(GridFor(work), kThreads, stream, SegmentCsrKernel<T, Op, kOrder, A>)(
       offsets, rows, call.nsegments, call.slice, data, gap, out);
   return LastError();
 }
