@@ -164,9 +164,19 @@ def raw_op(op, xla_ours=True):
 
 def _lowered(op, theirs, bad_indices_policy="", **inputs):
     """TensorFlow's op `theirs` for ours, under XLA or stock_ops()."""
-    if emitting_stock():  # the forms TensorFlow's kernels take
+    if emitting_stock() or _whole_tensor_rows(op, inputs):
+        # the forms TensorFlow's kernels take; under XLA, rows of depth 0 as
+        # rows [0] into a leading dimension of 1: XLA's scatter keeps only the
+        # last of such rows, and TensorFlow's op refuses a scalar tensor
         return _stock_forms.call(op, theirs, bad_indices_policy, inputs, _plain_lowered)
     return _plain_lowered(op, theirs, bad_indices_policy, **inputs)
+
+
+def _whole_tensor_rows(op, inputs):
+    """A scatter whose index rows have depth 0 (each row is the whole tensor)."""
+    indices = inputs.get("indices")
+    return (_table.BY_PY[op].kind in ("ScatterNd", "TensorScatter") and indices is not None
+            and indices.shape.rank is not None and indices.shape[-1] == 0)
 
 
 def _plain_lowered(op, theirs, bad_indices_policy="", **inputs):
