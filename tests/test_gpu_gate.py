@@ -6,13 +6,16 @@ lead to, and the code the library really carries (its fatbin)."""
 
 import json
 import os
+import re
 import shutil
+import subprocess
 
 import pytest
 import tensorflow as tf
 from tensorflow.python.framework import kernels
 
 import fatbin
+import library_link
 import tf_scatter_ops as tso
 from tf_scatter_ops import _loader, _stamp, _table, gpu
 from tf_scatter_ops._table import OP_TYPES as OP_NAMES
@@ -191,6 +194,17 @@ def test_this_process_registered_what_its_gate_decided():
 built_with_nvcc = pytest.mark.skipif(
     not shutil.which("nvcc") or os.environ.get("TFSO_GPU") == "0",
     reason="built without nvcc: CPU-only library")
+
+
+@built_with_nvcc
+def test_the_library_runs_the_cuda_runtime_it_was_built_with():
+    """Its CUDA calls reach the static runtime linked inside it, none is
+    exported, and gpu_status() names that runtime: nvcc's release."""
+    assert library_link.problems(_loader.loaded_path()) == []
+    release = re.search(r"release (\d+\.\d+)",
+                        subprocess.run(["nvcc", "--version"], capture_output=True,
+                                       text=True).stdout).group(1)
+    assert tso.gpu_status()["runtime"] == release
 
 
 @built_with_nvcc

@@ -2,15 +2,18 @@
 else (no benchmarks, demo or tests), libtensorflow_framework never,
 the metadata pins the TensorFlow version given and, with --gpu, the library
 carries the GPU kernels with code for every architecture of a default build
-(fatbin.py).
+(fatbin.py) and its own CUDA runtime (library_link.py).
 
     python wheel_check.py TF_VERSION [--gpu] WHEEL...
 """
 
+import os
 import sys
+import tempfile
 import zipfile
 
 import fatbin
+import library_link
 
 
 def check(wheel, tf_version, gpu):
@@ -22,6 +25,12 @@ def check(wheel, tf_version, gpu):
             assert b"TF_SCATTER_OPS_GPU=1;" in library, f"{wheel}: built without the GPU kernels"
             archs, expected = fatbin.archs(library), fatbin.default_archs()
             assert archs == expected, f"{wheel}: GPU code for {archs}, a default build has {expected}"
+            with tempfile.TemporaryDirectory() as d:
+                path = os.path.join(d, "_tf_scatter_ops.so")
+                with open(path, "wb") as f:
+                    f.write(library)
+                wrong = library_link.problems(path)
+            assert not wrong, f"{wheel}: {wrong}"
         assert not any("libtensorflow_framework" in n for n in names), f"{wheel}: vendors TF"
         extra = [n for n in names if not n.startswith("tf_scatter_ops/")
                  and ".dist-info/" not in n]

@@ -80,7 +80,8 @@ def _cuda_configure_impl(ctx):
 cc_library(
     name = "cudart_static",
     srcs = ["lib/libcudart_static.a"],
-    linkopts = ["-ldl", "-lpthread", "-lrt"],
+    # kept out of the library's exports (tests/library_link.py)
+    linkopts = ["-Wl,--exclude-libs,libcudart_static.a", "-ldl", "-lpthread", "-lrt"],
 )
 """
     else:

@@ -1,7 +1,10 @@
 // What the CUDA core was built with (scatter_gpu.h, BuildInfo): nvcc lists
 // the architectures it compiles for in __CUDA_ARCH_LIST__ (750 for sm_75),
 // each of them as SASS (tools/cuda_archs.sh); the build names the one that
-// also goes in as PTX.
+// also goes in as PTX. The runtime is the one this library's calls reach
+// (cudaRuntimeGetVersion needs no driver): the static cudart linked inside
+// the library, unless a build let the linker bind the calls elsewhere
+// (TensorFlow's own runtime), which tests/library_link.py checks.
 #include <cuda_runtime_api.h>
 
 #include "cuda/scatter_gpu.h"
@@ -21,7 +24,9 @@ BuildInfo Built() {
     for (int i = 0; i < kCount; ++i) s[i] = kList[i] / 10;
     return s;
   }();
-  return {CUDART_VERSION, sass, kCount, TFSO_CUDA_PTX};
+  int linked = 0;
+  if (cudaRuntimeGetVersion(&linked) != cudaSuccess) linked = CUDART_VERSION;
+  return {linked, sass, kCount, TFSO_CUDA_PTX};
 }
 
 }  // namespace gpu

@@ -62,8 +62,8 @@ const char* Scatter(Call& call, const T* updates, const T* init, Init mode,
 template <typename T>
 const char* Gather(Call& call, const T* params, T* out);
 
-// What the core was built with (build_info.cu.cc): the CUDA runtime it links
-// (CUDART_VERSION, e.g. 13000) and the architectures in its fatbin, SASS for
+// What the core was built with (build_info.cu.cc): the CUDA runtime its calls
+// reach (cudaRuntimeGetVersion, e.g. 13000: the static one linked in) and the architectures in its fatbin, SASS for
 // each of `sass` and PTX for `ptx` (tools/cuda_archs.sh).
 struct BuildInfo {
   int runtime;
