@@ -4,7 +4,9 @@
 # (cc/kernels/cuda/*.cu.cc) for the local GPU, runs the correctness,
 # determinism and timing checks of every op, then, when PyTorch is
 # importable, times torch on the same data and cross-checks our results;
-# then times the CPU core at 1 to 16 threads (benchmarks/cpu_scaling.cc). Prints
+# then checks a carried library's link and, with TensorFlow there, runs
+# tests/test_gpu.py; then times the CPU core at 1 to 16 threads
+# (benchmarks/cpu_scaling.cc). Prints
 # one summary table last.
 #
 #   tools/gpu_check.sh [--quick]        (output in $GPU_CHECK_OUT, default build/gpu_check)
@@ -44,6 +46,23 @@ else
   sed -n '/^copy bandwidth/,$p' "$out/harness.txt" | tee "$out/torch.txt"
 fi
 
+# A built library carried here (make's .so): its CUDA calls must reach the
+# runtime linked inside it (tests/library_link.py). With TensorFlow
+# importable, the TensorFlow glue on this GPU (tests/test_gpu.py).
+so=tf_scatter_ops/_tf_scatter_ops.so
+if [[ -f $so ]]; then
+  echo "== library link"
+  python3 tests/library_link.py "$so" | tee "$out/link.txt"
+  [[ ${PIPESTATUS[0]} == 0 ]] || status=1
+fi
+if [[ -f $so ]] && python3 -c "import tensorflow" 2>/dev/null; then
+  echo "== TensorFlow glue on the GPU"
+  python3 -m pytest -q tests/test_gpu.py 2>&1 | tail -15 | tee "$out/tf_gpu.txt"
+  [[ ${PIPESTATUS[0]} == 0 ]] || status=1
+else
+  echo "== TensorFlow not importable here: tests/test_gpu.py not run" | tee "$out/tf_gpu.txt"
+fi
+
 # The TF-free CPU core on this machine's cores, at 1 to 16 threads, on
 # production's scheduler (benchmarks/cpu_scaling.cc; every thread count must give
 # the same bits).
@@ -65,4 +84,5 @@ echo "== summary ($(nvcc --version | tail -1); $(nvidia-smi --query-gpu=name,dri
 grep -E "^device:|^core:|cases, [0-9]+ failures|^correctness:|^HARNESS|^FAIL|\.cu:[0-9]+:" "$out/harness.txt"
 sed -n '/ours ms\|^copy bandwidth/,$p' "$out/torch.txt"
 grep -vE "^W[0-9]: " "$out/scaling.txt"
+cat "$out/link.txt" "$out/tf_gpu.txt" 2>/dev/null
 exit "$status"
