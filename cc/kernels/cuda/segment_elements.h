@@ -42,10 +42,19 @@ TFSO_HD T Narrow(const A& v) {
 }
 
 // Finalize<Op> (common/reducers.h) on the stand-ins too: Eigen's half(n)
-// rounds n to the type, and its division is float's, rounded.
+// rounds n to the type, and its division is float's, rounded; a complex
+// mean divides as std::complex does on the CPU (element_types.h).
 template <typename Op, typename T>
 TFSO_HD void FinalizeElement(T& v, int64_t n, bool by_reciprocal) {
-  if constexpr (std::is_same<T, F16>::value) {
+  if constexpr (std::is_same<T, Complex<float>>::value ||
+                std::is_same<T, Complex<double>>::value) {
+    static_assert(!std::is_same<Op, SqrtNOp>::value, "no complex sqrt_n");
+    if constexpr (std::is_same<Op, MeanOp>::value) {
+      // (segment_mean only: the sparse means, which scale by a reciprocal,
+      // take no complex numbers)
+      v = DivideByCount(v, n);
+    }
+  } else if constexpr (std::is_same<T, F16>::value) {
     if constexpr (std::is_same<Op, MeanOp>::value) {
       v = ToF16(ToFloat(v) / ToFloat(ToF16(static_cast<float>(n))));
     }

@@ -302,13 +302,9 @@ Status GpuSegmentStatus(const GpuCallState& s, const char* error, const TensorSh
 // The CUDA cores of the segment kernels: the unsorted ones on the scatter core
 // (negative ids dropped), the sorted ones on the CSR core.
 struct GpuSegments {
-  // The real numbers only (cuda/segment_gpu_*.cu.cc): a complex product or
-  // mean has no GPU kernel and runs on the CPU.
+  // Every dtype of the row (complex products and means: cuda/complex_gpu.cu.cc).
   template <typename T, typename Op>
-  static constexpr bool kTakes =
-      !(std::is_same<Op, MulOp>::value || std::is_same<Op, MeanOp>::value) ||
-      !(std::is_same<T, ::tensorflow::complex64>::value ||
-        std::is_same<T, ::tensorflow::complex128>::value);
+  static constexpr bool kTakes = true;
 
   // The hints are not used (nor checked): the GPU core sorts anyway.
   template <typename T, typename Op>
