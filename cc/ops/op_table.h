@@ -15,20 +15,20 @@
 //             in place when TensorFlow forwards the buffer), GatherNd, or
 //             UnsortedSegment (segment ids as depth-1 indices into
 //             [num_segments, slice]: zeros for a sum, else the reduction's
-//             identity, then the rows; negative ids dropped; CPU only),
+//             identity, then the rows; negative ids dropped),
 //             SortedSegment, SparseSegment, or Groupwise (a function of each
 //             unsorted segment's rows, common/groupwise.h: REDUCER is the
 //             function; the row also registers its fused gradient
-//             <OP>Grad; CPU only), ArgScatter (TensorScatter's inputs) or
+//             <OP>Grad), ArgScatter (TensorScatter's inputs) or
 //             ArgSegment (UnsortedSegment's): two outputs, the maximum or
 //             minimum and the position of the update that holds it
-//             (common/arg_reducers.h; CPU only)
+//             (common/arg_reducers.h). Every kind has CPU and GPU kernels
+//             (register_kernels.h), the GPU's for DTYPES less string
 //   REDUCER   the reduction of common/reducers.h that applies each update
 //             (Groupwise: the function, common/groupwise.h; ArgScatter,
 //             ArgSegment: ArgMaxOp or ArgMinOp, common/arg_reducers.h)
 //   DTYPES    the value dtypes, a list of common/dtypes.h (ALL, ADD, MINMAX,
-//             FLOAT);
-//             on a GPU the same without string
+//             FLOAT); on a GPU the same without string
 //   VARIABLE  the stateful ops' base name: Resource<VARIABLE> (resource
 //             variables) and <VARIABLE> (ref variables) for a scatter,
 //             <VARIABLE> for a gather; `none` for no variable op

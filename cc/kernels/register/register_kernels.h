@@ -111,14 +111,13 @@ void RegisterOn(const char* device, bool gpu) {
     Register<ResourceGatherNdOp<Backend, T>, T>(device, variable, "dtype",
                                                gpu ? H{"resource"} : H{});
   } else if constexpr (Row::kKind == Kind::kGroupwise) {
-    if (!gpu) {  // the CPU core only: on a GPU, TensorFlow places them on the CPU
-      Register<GroupwiseOp<T, Op>, T>(device, op, "T");
-      Register<GroupwiseGradOp<T, Op>, T>(device, op + "Grad", "T");
-    }
+    Register<GroupwiseOp<Backend, T, Op>, T>(device, op, "T", gpu ? H{"num_segments"} : H{});
+    Register<GroupwiseGradOp<Backend, T, Op>, T>(device, op + "Grad", "T",
+                                                  gpu ? H{"num_segments"} : H{});
   } else if constexpr (Row::kKind == Kind::kArgScatter) {
-    if (!gpu) Register<ArgScatterOp<T, Op>, T>(device, op, "T");  // the CPU core only
+    Register<ArgScatterOp<Backend, T, Op>, T>(device, op, "T");
   } else if constexpr (Row::kKind == Kind::kArgSegment) {
-    if (!gpu) Register<ArgSegmentOp<T, Op>, T>(device, op, "T");
+    Register<ArgSegmentOp<Backend, T, Op>, T>(device, op, "T", gpu ? H{"num_segments"} : H{});
   } else {
     RegisterSegment<Row, typename Segments<Backend>::type, T, Op>(device, gpu);
   }

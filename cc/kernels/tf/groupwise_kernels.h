@@ -5,10 +5,13 @@
 // num_segments TensorFlow's error naming the first one unless IGNORE (then
 // dropped). A dropped row's output (softmax, log_softmax) and gradient are 0.
 //
-// Each is the formula of common/groupwise.h as segment reductions on the
-// scatter core (CpuSegment: the max, the sums in index order) between
-// streaming element-wise passes (cpu/groupwise_cpu.h), in the compute type
-// C (float for 16-bit floats).
+// On the CPU each is the formula of common/groupwise.h as segment
+// reductions on the scatter core (CpuSegment: the max, the sums in index
+// order) between streaming element-wise passes (cpu/groupwise_cpu.h), in the
+// compute type C (float for 16-bit floats). On a GPU the CUDA core
+// (cuda/groupwise_gpu.h) computes the same steps in the same order, so both
+// give the same bits; the ids stay on the device (their first id out of
+// range found there), num_segments is read on the host.
 #ifndef TF_SCATTER_OPS_CC_KERNELS_TF_GROUPWISE_KERNELS_H_
 #define TF_SCATTER_OPS_CC_KERNELS_TF_GROUPWISE_KERNELS_H_
 
@@ -24,6 +27,9 @@
 #include "common/groupwise.h"
 #include "cpu/groupwise_cpu.h"
 #include "tf/segment_kernels.h"
+#if TFSO_WITH_CUDA
+#include "cuda/groupwise_gpu.h"
+#endif
 
 namespace tf_scatter_ops {
 
@@ -61,10 +67,14 @@ class AsCompute {
   std::vector<C> copy_;
 };
 
-// What every group-wise kernel computes with: the ids, the output's shape,
-// the segment reductions on the scatter core.
+// What the CPU's group-wise functions (cpu/groupwise_cpu.h) compute with on
+// TensorFlow's tensors: the ids, the output's shape, the segment reductions
+// on the scatter core, scratch from TensorFlow's allocator, its threads.
 template <typename C>
 struct SegmentPasses {
+  using Status = ::tensorflow::Status;
+  using Holder = Tensor;  // what holds a Temp
+
   OpKernelContext* c;
   const Tensor& ids;
   TensorShape shape;  // [nsegments] + slice dims
@@ -101,110 +111,17 @@ struct SegmentPasses {
     });
   }
 
-  // The segments' means of x (NaN for an empty segment) and row counts.
-  Status Means(const C* x, std::vector<C>* mean, std::vector<int64_t>* counts) const {
-    mean->resize(size());
-    TF_RETURN_IF_ERROR(Reduce<AddOp>(x, Init::kZero, mean->data()));
-    *counts = SegmentRowCounts(ids, nsegments);
-    for (int64_t s = 0; s < nsegments; ++s) {
-      for (int64_t j = 0; j < slice; ++j) (*mean)[s * slice + j] /= static_cast<C>((*counts)[s]);
-    }
-    return absl::OkStatus();
+  // The rows each segment keeps.
+  std::vector<int64_t> Counts() const { return SegmentRowCounts(ids, nsegments); }
+
+  // TensorFlow's error for the first id >= nsegments, unless IGNORE.
+  Status CheckIds() const {
+    return ignore ? absl::OkStatus() : FirstSegmentIdOutOfRange(ids, 0, nsegments);
   }
+
+  static bool IsOk(const Status& s) { return s.ok(); }
+  static Status Ok() { return absl::OkStatus(); }
 };
-
-// The forward of Fn into y ([n, slice] or, per segment, [nsegments, slice]).
-template <typename Fn, typename T, typename C>
-Status GroupwiseForward(const SegmentPasses<C>& p, const C* x, int64_t ddof, T* y) {
-  constexpr Groupwise kF = Fn::kFunction;
-  const int64_t size = p.size();
-  if constexpr (Fn::kMoments) {
-    std::vector<C> mean, total(size);
-    std::vector<int64_t> counts;
-    TF_RETURN_IF_ERROR(p.Means(x, &mean, &counts));
-    Tensor scratch;
-    C* squares = nullptr;
-    TF_RETURN_IF_ERROR(p.Temp(p.n * p.slice, &scratch, &squares));
-    p.Rows(squares, [&](int64_t r, int64_t s) {
-      const C d = x[r] - mean[s];
-      return d * d;
-    });
-    TF_RETURN_IF_ERROR(p.template Reduce<AddOp>(squares, Init::kZero, total.data()));
-    for (int64_t s = 0; s < p.nsegments; ++s) {
-      const C divisor = groupwise::VarDivisor<C>(counts[s], ddof);
-      for (int64_t j = 0; j < p.slice; ++j) {
-        C v = total[s * p.slice + j] / divisor;
-        if constexpr (kF == Groupwise::kStd) v = std::sqrt(v);
-        y[s * p.slice + j] = static_cast<T>(v);
-      }
-    }
-  } else {
-    std::vector<C> shift(size, -std::numeric_limits<C>::infinity()), total(size);
-    TF_RETURN_IF_ERROR(p.template Reduce<MaxOp>(x, Init::kInPlace, shift.data()));
-    for (C& m : shift) m = groupwise::Shift(m);
-    // The exponentials: in y itself for a softmax that holds them exactly.
-    constexpr bool kInY = kF == Groupwise::kSoftmax && std::is_same<T, C>::value;
-    Tensor scratch;
-    C* e = reinterpret_cast<C*>(y);
-    if (!kInY) TF_RETURN_IF_ERROR(p.Temp(p.n * p.slice, &scratch, &e));
-    p.Rows(e, [&](int64_t r, int64_t s) { return groupwise::Exp(x[r] - shift[s]); });
-    TF_RETURN_IF_ERROR(p.template Reduce<AddOp>(e, Init::kZero, total.data()));
-    if constexpr (kF == Groupwise::kLogSumExp) {
-      for (int64_t k = 0; k < size; ++k) y[k] = static_cast<T>(shift[k] + std::log(total[k]));
-    } else if constexpr (kF == Groupwise::kLogSoftmax) {
-      for (C& t : total) t = std::log(t);
-      p.Rows(y, [&](int64_t r, int64_t s) {
-        return static_cast<T>((x[r] - shift[s]) - total[s]);
-      });
-    } else {
-      for (C& t : total) t = C(1) / t;
-      p.Rows(y, [&](int64_t r, int64_t s) { return static_cast<T>(e[r] * total[s]); });
-    }
-  }
-  return absl::OkStatus();
-}
-
-// The gradient of Fn: dx [n, slice] from x, the output y and its gradient g
-// (each [n, slice] or, per segment, [nsegments, slice]).
-template <typename Fn, typename T, typename C>
-Status GroupwiseBackward(const SegmentPasses<C>& p, const C* x, const C* y, const C* g,
-                         int64_t ddof, T* dx) {
-  constexpr Groupwise kF = Fn::kFunction;
-  if constexpr (kF == Groupwise::kSoftmax || kF == Groupwise::kLogSoftmax) {
-    std::vector<C> total(p.size());
-    if constexpr (kF == Groupwise::kSoftmax) {
-      Tensor scratch;
-      C* gy = nullptr;
-      TF_RETURN_IF_ERROR(p.Temp(p.n * p.slice, &scratch, &gy));
-      p.Rows(gy, [&](int64_t r, int64_t) { return g[r] * y[r]; });
-      TF_RETURN_IF_ERROR(p.template Reduce<AddOp>(gy, Init::kZero, total.data()));
-      p.Rows(dx, [&](int64_t r, int64_t s) { return static_cast<T>(y[r] * (g[r] - total[s])); });
-    } else {
-      TF_RETURN_IF_ERROR(p.template Reduce<AddOp>(g, Init::kZero, total.data()));
-      p.Rows(dx, [&](int64_t r, int64_t s) {
-        return static_cast<T>(g[r] - groupwise::Exp(y[r]) * total[s]);
-      });
-    }
-  } else if constexpr (kF == Groupwise::kLogSumExp) {
-    if (!p.ignore) TF_RETURN_IF_ERROR(FirstSegmentIdOutOfRange(p.ids, 0, p.nsegments));
-    p.Rows(dx, [&](int64_t r, int64_t s) {
-      return static_cast<T>(g[s] * groupwise::Exp(x[r] - y[s]));
-    });
-  } else {
-    std::vector<C> mean, scale(p.size());
-    std::vector<int64_t> counts;
-    TF_RETURN_IF_ERROR(p.Means(x, &mean, &counts));
-    for (int64_t s = 0; s < p.nsegments; ++s) {
-      const C divisor = groupwise::VarDivisor<C>(counts[s], ddof);
-      for (int64_t j = 0; j < p.slice; ++j) {
-        const int64_t k = s * p.slice + j;
-        scale[k] = kF == Groupwise::kVar ? C(2) * g[k] / divisor : g[k] / (divisor * y[k]);
-      }
-    }
-    p.Rows(dx, [&](int64_t r, int64_t s) { return static_cast<T>(scale[s] * (x[r] - mean[s])); });
-  }
-  return absl::OkStatus();
-}
 
 // The passes' per-segment vectors are sized by num_segments, a user's value
 // that the output does not bound (softmax's output is data's shape): memory
@@ -217,13 +134,20 @@ inline Status PerSegmentScratchError(int64_t nsegments, int64_t slice) {
                                                    " elements"));
 }
 
-template <typename F>
-Status WithoutAbortOnBadAlloc(int64_t nsegments, int64_t slice, const F& f) {
-  // (16 bytes: the widest element of the vectors, a double or an int64 count)
+// Sizes past what a vector may hold (16 bytes an element: the widest of the
+// vectors, a double or an int64 count). The GPU kernels keep nothing per
+// segment but refuse the same sizes, with the same error.
+inline Status PerSegmentScratchFits(int64_t nsegments, int64_t slice) {
   constexpr int64_t kMaxElements = std::numeric_limits<std::ptrdiff_t>::max() / 16;
   if (nsegments > kMaxElements || (nsegments > 0 && slice > kMaxElements / nsegments)) {
     return PerSegmentScratchError(nsegments, slice);
   }
+  return absl::OkStatus();
+}
+
+template <typename F>
+Status WithoutAbortOnBadAlloc(int64_t nsegments, int64_t slice, const F& f) {
+  TF_RETURN_IF_ERROR(PerSegmentScratchFits(nsegments, slice));
   try {
     return f();
   } catch (const std::bad_alloc&) {
@@ -236,6 +160,80 @@ Status WithoutAbortOnBadAlloc(int64_t nsegments, int64_t slice, const F& f) {
 // 16-bit floats compute in float.
 template <typename T>
 using GroupwiseCompute = SegmentAccumulator<T>;
+
+// The CPU's passes on tensors (the data, its output and the output's
+// gradient in the compute type C).
+struct CpuGroupwise {
+  template <typename Fn, typename T, typename C>
+  static Status Forward(const SegmentPasses<C>& p, const Tensor& data, int64_t ddof,
+                        Tensor* out) {
+    const AsCompute<T, C> x(data);
+    return WithoutAbortOnBadAlloc(p.nsegments, p.slice, [&] {
+      return GroupwiseForwardCpu<Fn, T, C>(p, x.data(), ddof, out->flat<T>().data());
+    });
+  }
+
+  template <typename Fn, typename T, typename C>
+  static Status Backward(const SegmentPasses<C>& p, const Tensor& data, const Tensor& output,
+                         const Tensor& grad, int64_t ddof, Tensor* out) {
+    const AsCompute<T, C> x(data), y(output), g(grad);
+    return WithoutAbortOnBadAlloc(p.nsegments, p.slice, [&] {
+      return GroupwiseBackwardCpu<Fn, T, C>(p, x.data(), y.data(), g.data(), ddof,
+                                            out->flat<T>().data());
+    });
+  }
+};
+
+#if TFSO_WITH_CUDA
+// The CUDA core (cuda/groupwise_gpu.h) on the op's stream: the ids a depth-1
+// scatter call into [nsegments, slice], negative ids dropped, the first id
+// >= nsegments TensorFlow's error unless IGNORE (as GpuSegments::Unsorted).
+struct GpuGroupwise {
+  template <typename C>
+  static Status Call(const SegmentPasses<C>& p, GpuCallState* s) {
+    TF_RETURN_IF_ERROR(PerSegmentScratchFits(p.nsegments, p.slice));
+    const ScatterForm f{p.n, 1, p.nsegments, p.slice};
+    TF_RETURN_IF_ERROR(PrepareGpuCall(p.ids, f, p.shape, p.ignore, s));
+    s->call.drop_negative = true;
+    return absl::OkStatus();
+  }
+
+  template <typename Fn, typename T, typename C>
+  static Status Forward(const SegmentPasses<C>& p, const Tensor& data, int64_t ddof,
+                        Tensor* out) {
+    using E = typename GpuElement<T>::type;
+    GpuCallState s(p.c);
+    TF_RETURN_IF_ERROR(Call(p, &s));
+    const char* error = gpu::GroupwiseForward<E, Fn::kFunction>(
+        s.call, ddof, As<E>(data.flat<T>().data()), As<E>(out->flat<T>().data()));
+    return GpuSegmentStatus(s, error, p.ids.shape());
+  }
+
+  template <typename Fn, typename T, typename C>
+  static Status Backward(const SegmentPasses<C>& p, const Tensor& data, const Tensor& output,
+                         const Tensor& grad, int64_t ddof, Tensor* out) {
+    using E = typename GpuElement<T>::type;
+    GpuCallState s(p.c);
+    TF_RETURN_IF_ERROR(Call(p, &s));
+    const char* error = gpu::GroupwiseBackward<E, Fn::kFunction>(
+        s.call, ddof, As<E>(data.flat<T>().data()), As<E>(output.flat<T>().data()),
+        As<E>(grad.flat<T>().data()), As<E>(out->flat<T>().data()));
+    return GpuSegmentStatus(s, error, p.ids.shape());
+  }
+};
+#endif  // TFSO_WITH_CUDA
+
+// The group-wise core of a backend (scatter_kernels.h: CpuBackend, GpuBackend).
+template <typename Backend>
+struct GroupwiseCore {
+  using type = CpuGroupwise;
+};
+#if TFSO_WITH_CUDA
+template <>
+struct GroupwiseCore<GpuBackend> {
+  using type = GpuGroupwise;
+};
+#endif
 
 // What the group-wise kernels share: the ddof attr, and the passes' shape,
 // sizes and policy from data, its ids and num_segments (checked as
@@ -259,8 +257,9 @@ class GroupwiseKernel : public PolicyKernel {
   int64_t ddof_ = 0;
 };
 
-// segment_<function>(data, segment_ids, num_segments; ddof).
-template <typename T, typename Fn>
+// segment_<function>(data, segment_ids, num_segments; ddof) on a backend
+// (on a GPU num_segments in host memory).
+template <typename Backend, typename T, typename Fn>
 class GroupwiseOp : public GroupwiseKernel {
  public:
   using GroupwiseKernel::GroupwiseKernel;
@@ -272,16 +271,14 @@ class GroupwiseOp : public GroupwiseKernel {
     OP_REQUIRES_OK(c, Prepare(data, c->input(2), &p));
     Tensor* out = nullptr;
     OP_REQUIRES_OK(c, c->allocate_output(0, Fn::kPerSegment ? p.shape : data.shape(), &out));
-    const AsCompute<T, C> x(data);
-    OP_REQUIRES_OK(c, WithoutAbortOnBadAlloc(p.nsegments, p.slice, [&] {
-                     return GroupwiseForward<Fn, T, C>(p, x.data(), ddof_, out->flat<T>().data());
-                   }));
+    OP_REQUIRES_OK(c, (GroupwiseCore<Backend>::type::template Forward<Fn, T, C>(p, data, ddof_,
+                                                                                 out)));
   }
 };
 
 // Its gradient: inputs data, output, the output's gradient, segment_ids,
 // num_segments; the data's gradient.
-template <typename T, typename Fn>
+template <typename Backend, typename T, typename Fn>
 class GroupwiseGradOp : public GroupwiseKernel {
  public:
   using GroupwiseKernel::GroupwiseKernel;
@@ -301,11 +298,8 @@ class GroupwiseGradOp : public GroupwiseKernel {
                     grad.shape().DebugString())));
     Tensor* out = nullptr;
     OP_REQUIRES_OK(c, c->allocate_output(0, data.shape(), &out));
-    const AsCompute<T, C> x(data), y(output), g(grad);
-    OP_REQUIRES_OK(c, WithoutAbortOnBadAlloc(p.nsegments, p.slice, [&] {
-                     return GroupwiseBackward<Fn, T, C>(p, x.data(), y.data(), g.data(), ddof_,
-                                                        out->flat<T>().data());
-                   }));
+    OP_REQUIRES_OK(c, (GroupwiseCore<Backend>::type::template Backward<Fn, T, C>(
+                          p, data, output, grad, ddof_, out)));
   }
 };
 
