@@ -24,17 +24,17 @@ indices' outer dims in row-major order. Per output element:
 The inputs and bad-index rules are unsorted_segment_*'s and
 tensor_scatter_nd_*'s. The gradient of the value goes to the winning row
 alone (TensorFlow's segment max splits it between ties), or to the tensor
-where it stayed; the positions have none. The kernel is the CPU's; under XLA,
-inside stock_ops() and on a GPU the functions are scatters and segment
-max/min with gathers and element-wise ops (same results, same gradient):
-TensorFlow's under XLA and in stock_ops(), the plugin's on a GPU.
+where it stayed; the positions have none. The kernels (CPU and GPU) give the
+same bits; under XLA and inside stock_ops() the functions are TensorFlow's
+scatters and segment max/min with gathers and element-wise ops (same results,
+same gradient).
 """
 
 import collections
 
 import tensorflow as tf
 
-from tf_scatter_ops import _bounds, _calls, _convert, _table, groupwise, ops, segments
+from tf_scatter_ops import _bounds, _calls, _convert, _table, ops, segments
 
 MaxWithArgmax = collections.namedtuple("MaxWithArgmax", ["output", "argmax"])
 MinWithArgmin = collections.namedtuple("MinWithArgmin", ["output", "argmin"])
@@ -63,7 +63,7 @@ def _segments(op, data, segment_ids, num_segments, bad_indices_policy, name):
     with _convert.scope(name or op):
         data, segment_ids, num_segments, policy, grid = segments.inputs(
             op, data, segment_ids, num_segments, policy)
-        if _calls.lowering(xla_ours=False) or groupwise._on_gpu(data):
+        if _calls.lowering(xla_ours=False):
             out = composed_segments(op, data, segment_ids, num_segments, policy)
         else:
             out = _calls.library_op(_table.BY_PY[op].op)(
@@ -80,7 +80,7 @@ def _scatter(op, tensor, indices, updates, bad_indices_policy, name):
         indices = _convert.indices(indices)
         updates = _convert.tensor(updates, dtype=tensor.dtype, name="updates")
         indices, policy = _bounds.nd(policy, indices, like=tensor)
-        if _calls.lowering(xla_ours=False) or groupwise._on_gpu(tensor):
+        if _calls.lowering(xla_ours=False):
             return _result(op, *composed_scatter(op, tensor, indices, updates, policy))
         return _result(op, *_calls.library_op(_table.BY_PY[op].op)(
             tensor=tensor, indices=indices, updates=updates, bad_indices_policy=policy))

@@ -23,11 +23,11 @@ m is the segment's maximum where finite, else 0 (SciPy's logsumexp rule).
 One kernel computes each function: streaming passes over the rows between
 segment reductions on the scatter core (sums in index order: the same bits
 on any thread count), with a fused gradient op (and a second order).
-16-bit floats are computed in float32. The kernels are the CPU's; under XLA,
-inside stock_ops() and on a GPU the functions are unsorted_segment_max / _sum
-with gathers and element-wise ops (the same formulas): TensorFlow's under XLA
-and in stock_ops() (their order of summation), the plugin's on a GPU (its GPU
-kernels sum in index order, so the result is the same on every run).
+16-bit floats are computed in float32. The kernels (CPU and GPU) compute the
+same steps in the same order with the library's own exp and log, so a GPU
+gives the CPU's bits. Under XLA and inside stock_ops() the functions are
+TensorFlow's unsorted_segment_max / _sum with gathers and element-wise ops
+(the same formulas, TensorFlow's order of summation).
 """
 
 import tensorflow as tf
@@ -50,18 +50,13 @@ def _call(op, data, segment_ids, num_segments, ddof, bad_indices_policy, name):
     with _convert.scope(name or op):
         data, segment_ids, num_segments, policy, grid = segments.inputs(
             op, data, segment_ids, num_segments, policy)
-        if _calls.lowering(xla_ours=False) or _on_gpu(data):
+        if _calls.lowering(xla_ours=False):
             out = composed(op, data, segment_ids, num_segments, ddof, policy)
         else:
             out = _calls.library_op(_table.BY_PY[op].op)(
                 data=data, segment_ids=segment_ids, num_segments=num_segments, ddof=ddof,
                 bad_indices_policy=policy)
         return out if op in _PER_ROW else segments.ungrid(out, grid)
-
-
-def _on_gpu(data):
-    """Whether `data` is an eager tensor on a GPU (the kernels are the CPU's)."""
-    return tf.executing_eagerly() and "GPU" in getattr(data, "device", "")
 
 
 def _function(op, doc, takes_ddof):
@@ -98,7 +93,7 @@ segment_std = _function(
 
 # The same with segment reductions (TensorFlow's where the wrappers lower,
 # else ours) and TensorFlow's gathers and element-wise ops: under XLA, inside
-# stock_ops(), on a GPU, and the tests' second opinion.
+# stock_ops(), and the tests' second opinion.
 
 def _parts(segment_ids, num_segments):
     """(the ids flattened, with the dropped ones at 0; kept: [ids.size] bool)."""
