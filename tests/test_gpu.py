@@ -118,12 +118,10 @@ def test_gpu_gradients_match_cpu(rng):
         np.testing.assert_allclose(g, c, rtol=1e-6)
 
 
-# The segment family: every GPU dtype of each row (products and means on the
-# real numbers: complex ones have no GPU kernel, test_gpu_gate.py).
+# The segment family: every GPU dtype of each row (complex products and
+# means included).
 def _segment_gpu_dtypes(op):
-    complex_ = {tf.complex64, tf.complex128}
-    no_complex = op.endswith(("segment_prod", "segment_mean"))
-    return [d for d in GPU_DTYPES[op] if not (no_complex and d in complex_)]
+    return GPU_DTYPES[op]
 
 
 def _segment_args(op, dtype, rng, n=3000, slice_=(5,)):
@@ -149,7 +147,114 @@ def test_gpu_segments_equal_cpu_bitwise(op, dtype, rng):
     gpu = on("/GPU:0", getattr(tso, op), *args)
     cpu = on("/CPU:0", getattr(tso, op), *args)
     assert gpu.device.endswith("GPU:0"), gpu.device
-    ref.assert_same(gpu, cpu.numpy())
+    # (a complex product's NaN: the CPU's sign is its compiler's operand order)
+    ref.assert_same(gpu, cpu.numpy(), nan_bits=not dtype.is_complex)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", [tf.complex64, tf.complex128], ids=lambda d: d.name)
+def test_gpu_complex_products_and_means_keep_the_cpus_special_values(dtype):
+    """Infinities and NaNs through Annex G's product and libgcc's quotient."""
+    inf, nan = np.inf, np.nan
+    values = np.array([1 + 2j, complex(inf, 0), complex(0, inf), complex(nan, 1),
+                       complex(inf, inf), -0.0 - 0.0j, 1e30 + 1e30j, complex(-inf, nan),
+                       3 - 1j, 1e-40 + 0j, complex(inf, -inf), 2 + 0j],
+                      dtype.as_numpy_dtype).reshape(12, 1)
+    data = tf.constant(np.tile(values, (1, 3)))
+    for ids in ([0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3], [0, 1, 1, 1, 1, 2, 2, 3, 3, 3, 3, 3]):
+        for op, args in (("segment_prod", (data, ids)), ("segment_mean", (data, ids)),
+                         ("unsorted_segment_prod", (data, ids[::-1], 5))):
+            gpu = on("/GPU:0", getattr(tso, op), *args)
+            cpu = on("/CPU:0", getattr(tso, op), *args)
+            assert gpu.device.endswith("GPU:0"), gpu.device
+            ref.assert_same(gpu, cpu.numpy(), nan_bits=False)
+
+
+def _groupwise_args(dtype, rng, n=2000, slice_=(3,), segments=70):
+    x = rng.standard_normal((n,) + slice_) * 4
+    x[rng.integers(0, n, 5)] = np.inf
+    x[rng.integers(0, n, 5)] = -np.inf
+    x[rng.integers(0, n, 3)] = np.nan
+    ids = rng.integers(-2, segments, size=n)  # negative ids dropped, some segments empty
+    return tf.constant(x, dtype), tf.constant(ids, tf.int32), segments
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("op,dtype", [(r.py, d) for r in _table.GROUPWISE
+                                      for d in GPU_DTYPES[r.py]],
+                         ids=lambda v: getattr(v, "name", v))
+def test_gpu_groupwise_and_gradients_equal_cpu_bitwise(op, dtype, rng):
+    """The same passes in the same order with the library's exp and log: the
+    CPU's bits, forward and fused gradient, IGNORE included."""
+    x, ids, segments = _groupwise_args(dtype, rng)
+    kw = {"ddof": 1} if op in ("segment_var", "segment_std") else {}
+
+    def run(device, policy):
+        with tf.device(device):
+            xd = tf.identity(x)
+            with tf.GradientTape() as tape:
+                tape.watch(xd)
+                y = getattr(tso, op)(xd, ids, segments, bad_indices_policy=policy, **kw)
+                g = tf.cast(tf.cos(tf.cast(tf.range(tf.size(y)), tf.float32)), y.dtype)
+                finite = tf.where(tf.math.is_finite(y), y, tf.zeros_like(y))
+                loss = tf.reduce_sum(finite * tf.reshape(g, tf.shape(y)))
+            return y, tape.gradient(loss, xd)
+
+    for policy in ("", "IGNORE"):
+        (y_gpu, dx_gpu), (y_cpu, dx_cpu) = run("/GPU:0", policy), run("/CPU:0", policy)
+        assert y_gpu.device.endswith("GPU:0") and dx_gpu.device.endswith("GPU:0")
+        ref.assert_same(y_gpu, y_cpu.numpy(), nan_bits=False)
+        ref.assert_same(dx_gpu, dx_cpu.numpy(), nan_bits=False)
+
+
+@pytest.mark.gpu
+def test_gpu_groupwise_errors_name_the_first_bad_id():
+    with tf.device("/GPU:0"):
+        for op in ("segment_softmax", "segment_logsumexp", "segment_var"):
+            with pytest.raises(tf.errors.InvalidArgumentError,
+                               match=r"segment_ids\[2\] = 7 is out of range \[0, 3\)"):
+                getattr(tso, op)(tf.ones([4, 2]), [-1, 0, 7, 9], 3)
+        kept = tso.segment_softmax(tf.constant([1.0, 5.0, 2.0]), [0, 3, -1], 2,
+                                   bad_indices_policy="IGNORE")
+    assert kept.device.endswith("GPU:0")
+    np.testing.assert_array_equal(kept.numpy(), [1.0, 0.0, 0.0])
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("op,dtype", [(r.py, d) for r in _table.ARG_REDUCTIONS
+                                      for d in GPU_DTYPES[r.py]],
+                         ids=lambda v: getattr(v, "name", v))
+def test_gpu_arg_reductions_equal_cpu_bitwise(op, dtype, rng):
+    """Values and positions: ties to the first row, NaN wins, -1 for none."""
+    n = 3000
+    data = ref.random_values(rng, dtype, (n, 4))
+    if dtype.is_floating:
+        data[rng.integers(0, n, 20)] = np.nan
+    data[rng.integers(0, n, 300)] = data[rng.integers(0, n, 300)]  # ties
+    data = tf.constant(data, dtype)
+    if op.startswith("unsorted_segment"):
+        ids = tf.constant(rng.integers(-2, 900, size=n), tf.int32)  # empty segments too
+        args, kw = (data, ids, 1000), {}
+    else:
+        tensor = tf.constant(ref.random_values(rng, dtype, (50, 8, 4)), dtype)
+        idx = tf.constant(ref.random_indices(rng, (50, 8, 4), 2, (n,), tf.int64))
+        args, kw = (tensor, idx, data), {}
+    for policy in ("", "IGNORE"):
+        gpu = on("/GPU:0", getattr(tso, op), *args, bad_indices_policy=policy, **kw)
+        cpu = on("/CPU:0", getattr(tso, op), *args, bad_indices_policy=policy, **kw)
+        for g, c in zip(gpu, cpu):
+            assert g.device.endswith("GPU:0"), g.device
+            ref.assert_same(g, c.numpy())
+
+
+@pytest.mark.gpu
+def test_gpu_arg_reduction_errors_name_the_first_bad_row():
+    with tf.device("/GPU:0"):
+        with pytest.raises(tf.errors.InvalidArgumentError,
+                           match=r"segment_ids\[2\] = 7 is out of range \[0, 3\)"):
+            tso.unsorted_segment_max_with_argmax(tf.ones([4, 2]), [-1, 0, 7, 9], 3)
+        with pytest.raises(tf.errors.InvalidArgumentError, match=r"indices\[1\] = \[5\]"):
+            tso.tensor_scatter_nd_min_with_argmin(tf.zeros([4]), [[0], [5]], [1.0, 2.0])
 
 
 @pytest.mark.gpu
