@@ -1,13 +1,19 @@
 // Standalone harness of the CUDA core (cc/kernels/cuda/scatter_gpu.h), built with
-// nvcc alone (no TensorFlow): tools/gpu_check.sh builds and runs it.
+// nvcc alone (no TensorFlow): tools/gpu_check.sh builds and runs it. The host
+// build (mk/gpu_host.mk: g++, -DTFSO_HOST_CUDA, tests/cc/host_cuda/ as its
+// CUDA runtime) runs the same harness on CPU threads, under ASan and UBSan in
+// `make test`; there results are compared bit for bit, NaNs included, and
+// (TFSO_HARNESS_CPU_CORE) also with the CPU core (cpu_core_ref.h).
 //
-//   gpu_harness [--quick] [--dump DIR]
+//   gpu_harness [--quick] [--skip-huge] [--dump DIR] [--show N (failures printed, 30)]
 //
 // 1. Correctness: every op and dtype on random cases (duplicates, bad rows
-//    under both policies, zero sizes, int16/32/64 indices, copy / in-place /
-//    zero init) against a serial host reference built from the same
-//    reducers (common/reducers.h), compared bitwise: the reference and the
-//    bad coordinates the CPU core's driver uses too (cases.h).
+//    under both policies, rows into empty outputs, zero sizes, int16/32/64
+//    indices, copy / in-place / zero init, grids of many blocks) against a
+//    serial host reference built from the same reducers (common/reducers.h),
+//    compared bitwise: the reference and the bad coordinates the CPU core's
+//    driver uses too (cases.h); with TFSO_HARNESS_CPU_CORE, every result and
+//    first bad row also against the CPU core itself.
 // 2. Determinism: large cases with many duplicates and a hot destination,
 //    run three times, bitwise equal to each other and to the reference.
 //    The segment reductions likewise: the sorted core (segment_*, sparse_segment_*
@@ -17,10 +23,12 @@
 //    with bad rows far apart (ERROR: the first reported, nothing written),
 //    gathers from empty params and of empty slices, calls on a non-blocking
 //    stream behind a spinning kernel (no hidden synchronisation), a uint8
-//    add into 2^32 + 8 slots and a gather of 2.2e9 elements.
+//    add into 2^32 + 8 slots and a gather of 2.2e9 elements (about 10 GiB:
+//    --skip-huge skips these two); the host build also runs 64-bit keys
+//    against the CPU core on lazily backed memory.
 // 4. Timing: the CPU-speed workloads W1-W7 (float32) against the device's
 //    copy bandwidth; with --dump DIR, writes their data and our times for
-//    benchmarks/gpu_torch_bench.py.
+//    benchmarks/gpu_torch_bench.py. Not in the host build.
 // Exit status 0 only if every check passed.
 #include <cuda_runtime.h>
 
@@ -38,9 +46,17 @@
 #include <vector>
 
 #include "cases.h"
+#include "cuda/launch.cuh"
 #include "cuda/scatter_gpu.h"
 #include "cuda/segment_elements.h"
 #include "cuda/segment_gpu.h"
+#ifdef TFSO_HARNESS_CPU_CORE
+#include "cpu_core_ref.h"
+#endif
+#ifdef TFSO_HOST_CUDA
+#include <sys/mman.h>
+#include <unistd.h>
+#endif
 
 using namespace tf_scatter_ops;  // NOLINT
 namespace g = tf_scatter_ops::gpu;
@@ -58,10 +74,11 @@ namespace g = tf_scatter_ops::gpu;
 namespace {
 
 int failures = 0;
+int failures_shown = 30;  // --show N
 int64_t cases_run = 0;
 
 void Fail(const std::string& what) {
-  if (++failures <= 30) std::printf("FAIL %s\n", what.c_str());
+  if (++failures <= failures_shown) std::printf("FAIL %s\n", what.c_str());
 }
 
 // Host element arrays (std::vector<bool> packs bits, so it cannot be used).
@@ -133,7 +150,48 @@ int64_t Uniform(int64_t lo, int64_t hi) {  // [lo, hi]
   return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
 }
 
-// Random values, with the awkward ones (NaN, -0, extremes) now and then.
+// Where two NaNs meet in arithmetic, which one's bits the result keeps is
+// the compiler's choice of operand order (x86 keeps the first operand's), and
+// the CUDA core, the CPU core and the reference are compiled apart. So the
+// cases of the arithmetic ops draw every NaN as the machine's default NaN
+// (what inf - inf gives), which is then the only NaN any of them can make,
+// and NaN bits compare exactly; the cases of the selects (min, max, update,
+// gather) draw NaNs of either sign, quiet or signalling, with any payload.
+bool varied_nans = true;
+
+template <typename Op>
+constexpr bool kSelects = std::is_same<Op, AssignOp>::value || std::is_same<Op, MinOp>::value ||
+                          std::is_same<Op, MaxOp>::value ||
+                          std::is_same<Op, SegmentMinOp>::value ||
+                          std::is_same<Op, SegmentMaxOp>::value;
+
+template <typename T>
+T DefaultNan() {
+  if constexpr (std::is_same<T, F16>::value) {
+    return ToF16(DefaultNan<float>());
+  } else if constexpr (std::is_same<T, BF16>::value) {
+    return ToBF16(DefaultNan<float>());
+  } else {
+    volatile T inf = std::numeric_limits<T>::infinity();
+    return inf - inf;
+  }
+}
+
+// A NaN of either sign, quiet or signalling, with a random payload.
+template <typename T, typename U>
+T RandomNan() {
+  if (!varied_nans) return DefaultNan<T>();
+  constexpr int kBits = sizeof(U) * 8;
+  constexpr int kMantissa = std::is_same<T, double>::value ? 52 : std::is_same<T, float>::value ? 23
+                            : std::is_same<T, F16>::value ? 10 : 7;
+  const U exponent = static_cast<U>(((U{1} << (kBits - 1 - kMantissa)) - 1) << kMantissa);
+  const U payload = static_cast<U>(rng() & ((U{1} << kMantissa) - 1));
+  const U sign = Uniform(0, 1) ? static_cast<U>(U{1} << (kBits - 1)) : U{0};
+  return BitCast<T>(static_cast<U>(sign | exponent | (payload ? payload : U{1})));
+}
+
+// Random values, with the awkward ones (NaNs of every kind, -0, infinities,
+// extremes) now and then.
 template <typename T>
 T Random() {
   if constexpr (std::is_same<T, bool>::value) {
@@ -145,16 +203,20 @@ T Random() {
     }
     return static_cast<T>(Uniform(std::is_signed<T>::value ? -50 : 0, 50));
   } else if constexpr (std::is_floating_point<T>::value) {
-    switch (Uniform(0, 19)) {
-      case 0: return std::nan("");
+    using U = typename std::conditional<sizeof(T) == 4, uint32_t, uint64_t>::type;
+    switch (Uniform(0, 29)) {
+      case 0: return varied_nans ? static_cast<T>(std::nan("")) : DefaultNan<T>();
       case 1: return T(-0.0);
       case 2: return T(0.0);
+      case 3: return RandomNan<T, U>();
+      case 4: return Uniform(0, 1) ? std::numeric_limits<T>::infinity()
+                                   : -std::numeric_limits<T>::infinity();
       default: return static_cast<T>(Uniform(-4000, 4000)) / T(64);
     }
   } else if constexpr (std::is_same<T, F16>::value) {
-    return ToF16(Random<float>());
+    return Uniform(0, 29) == 0 ? RandomNan<F16, uint16_t>() : ToF16(Random<float>());
   } else if constexpr (std::is_same<T, BF16>::value) {
-    return ToBF16(Random<float>());
+    return Uniform(0, 29) == 0 ? RandomNan<BF16, uint16_t>() : ToBF16(Random<float>());
   } else if constexpr (std::is_same<T, Complex<float>>::value) {
     return {Random<float>(), Random<float>()};
   } else if constexpr (std::is_same<T, Complex<double>>::value) {
@@ -164,8 +226,9 @@ T Random() {
   }
 }
 
-// Equal bits, except that any NaN equals any NaN: the GPU's float arithmetic
-// returns the canonical NaN where the host keeps the payload.
+// Equal bits, except that on a GPU any NaN equals any NaN: its float
+// arithmetic returns the canonical NaN where the host keeps the payload. The
+// host build runs the same arithmetic on the host, so there every bit counts.
 template <typename T>
 bool IsNan(const T& v) {
   if constexpr (std::is_floating_point<T>::value) {
@@ -179,12 +242,40 @@ bool IsNan(const T& v) {
 
 template <typename T>
 bool SameElement(const T& a, const T& b) {
+#ifdef TFSO_HOST_CUDA
+  return std::memcmp(&a, &b, sizeof(T)) == 0;
+#else
   if constexpr (std::is_same<T, Complex<float>>::value ||
                 std::is_same<T, Complex<double>>::value) {
     return SameElement(a.re, b.re) && SameElement(a.im, b.im);
   } else {
     return std::memcmp(&a, &b, sizeof(T)) == 0 || (IsNan(a) && IsNan(b));
   }
+#endif
+}
+
+// An element whose bits are not all zero.
+template <typename T>
+T NonZero() {
+  if constexpr (std::is_same<T, Complex<float>>::value || std::is_same<T, Complex<double>>::value) {
+    return {1, 1};
+  } else {
+    return T{1};
+  }
+}
+
+// An element's bits in hex, for messages.
+template <typename T>
+std::string Hex(const T& v) {
+  unsigned char b[sizeof(T)];
+  std::memcpy(b, &v, sizeof(T));
+  std::string s = "0x";
+  char two[3];
+  for (size_t i = sizeof(T); i-- > 0;) {
+    std::snprintf(two, sizeof(two), "%02x", b[i]);
+    s += two;
+  }
+  return s;
 }
 
 template <typename T>
@@ -194,6 +285,21 @@ bool SameBits(const Vec<T>& a, const Vec<T>& b) {
     if (!SameElement(a[i], b[i])) return false;
   }
   return true;
+}
+
+// "" if equal, else where and how they first differ.
+template <typename T>
+std::string FirstDifference(const Vec<T>& got, const Vec<T>& want) {
+  if (got.size() != want.size()) {
+    return " (sizes " + std::to_string(got.size()) + " and " + std::to_string(want.size()) + ")";
+  }
+  for (size_t i = 0; i < got.size(); ++i) {
+    if (!SameElement(got[i], want[i])) {
+      return " (element " + std::to_string(i) + ": " + Hex(got[i]) + ", expected " +
+             Hex(want[i]) + ")";
+    }
+  }
+  return "";
 }
 
 // A random problem in canonical form, with its host reference slots.
@@ -212,48 +318,88 @@ int64_t IndexMax(g::IndexType t) {
          : t == g::IndexType::kInt32 ? INT32_MAX : INT64_MAX;
 }
 
-Problem RandomProblem(bool allow_bad) {
+// A small problem, or (one in ten) a medium one whose grids have many
+// blocks. An output may be empty (a zero dim, or empty slices) and still
+// have rows: each of them is checked all the same.
+Problem RandomProblem(g::IndexType index_type, bool allow_bad) {
   Problem p;
-  p.index_type = static_cast<g::IndexType>(Uniform(0, 2));
+  p.index_type = index_type;
+  const bool medium = Uniform(0, 9) == 0;
   p.depth = static_cast<int>(Uniform(0, 3));
   if (Uniform(0, 30) == 0) p.depth = 14;  // deeper than the inline dims
   p.nslots = 1;
   for (int d = 0; d < p.depth; ++d) {
-    p.dims.push_back(p.depth > 3 ? Uniform(1, 2) : Uniform(Uniform(0, 20) == 0 ? 0 : 1, 7));
+    const int64_t most = medium ? (p.depth == 1 ? 3000 : 50) : 7;
+    p.dims.push_back(p.depth > 3 ? Uniform(1, 2) : Uniform(Uniform(0, 20) == 0 ? 0 : 1, most));
     p.nslots *= p.dims.back();
   }
-  p.slice = Uniform(0, 12) == 0 ? 0 : Uniform(1, 5);
-  p.n = p.nslots * p.slice == 0 ? 0 : Uniform(0, 12) == 0 ? 0 : Uniform(1, 80);
+  p.slice = Uniform(0, 12) == 0 ? 0 : Uniform(1, medium ? 8 : 5);
+  p.n = Uniform(0, 12) == 0 ? 0 : medium ? Uniform(300, 3000) : Uniform(1, 80);
   const int64_t imax = IndexMax(p.index_type);
   for (int64_t i = 0; i < p.n; ++i) {
     for (int d = 0; d < p.depth; ++d) {
       p.coords.push_back(allow_bad && Uniform(0, 60) == 0
                              ? tfso_test::BadCoordinate(rng, p.dims[d], -imax - 1, imax)
-                             : Uniform(0, p.dims[d] - 1));
+                         : p.dims[d] == 0 ? Uniform(0, 2)  // bad: the dim is empty
+                                          : Uniform(0, p.dims[d] - 1));
     }
   }
   p.first_bad = tfso_test::ReferenceSlots(p.coords.data(), p.n, p.dims, &p.slots);
   return p;
 }
 
-// The indices of a problem on the device, in its index type.
+// The indices of a problem on the device, in its index type (and the host
+// copy the CPU core reads).
 struct DevIndices {
   void* ptr = nullptr;
+  int bytes = 4;
+  std::vector<char> host;
   explicit DevIndices(const Problem& p) {
-    const size_t size = p.index_type == g::IndexType::kInt16 ? 2
-                        : p.index_type == g::IndexType::kInt32 ? 4 : 8;
-    std::vector<char> host(std::max<size_t>(1, p.coords.size() * size));
+    bytes = p.index_type == g::IndexType::kInt16 ? 2 : p.index_type == g::IndexType::kInt32 ? 4 : 8;
+    host.assign(std::max<size_t>(1, p.coords.size() * bytes), 0);
     for (size_t i = 0; i < p.coords.size(); ++i) {
       const int64_t v = p.coords[i];
-      if (size == 2) { const int16_t x = static_cast<int16_t>(v); std::memcpy(&host[i * 2], &x, 2); }
-      if (size == 4) { const int32_t x = static_cast<int32_t>(v); std::memcpy(&host[i * 4], &x, 4); }
-      if (size == 8) std::memcpy(&host[i * 8], &v, 8);
+      if (bytes == 2) { const int16_t x = static_cast<int16_t>(v); std::memcpy(&host[i * 2], &x, 2); }
+      if (bytes == 4) { const int32_t x = static_cast<int32_t>(v); std::memcpy(&host[i * 4], &x, 4); }
+      if (bytes == 8) std::memcpy(&host[i * 8], &v, 8);
     }
     CK(cudaMalloc(&ptr, host.size()));
     CK(cudaMemcpy(ptr, host.data(), host.size(), cudaMemcpyHostToDevice));
   }
   ~DevIndices() { cudaFree(ptr); }
+  DevIndices(const DevIndices&) = delete;
 };
+
+#ifdef TFSO_HARNESS_CPU_CORE
+tfso_cpu::Rows CpuRows(const Problem& p, const DevIndices& idx) {
+  tfso_cpu::Rows r;
+  r.indices = idx.host.data();
+  r.index_bytes = idx.bytes;
+  r.n = p.n;
+  r.depth = p.depth;
+  r.dims = p.dims.data();
+  return r;
+}
+
+// The CUDA core's result and first bad row against the CPU core's (run on
+// the same input): `compare` says whether the GPU wrote a result (not under
+// ERROR with a bad row, where only the row is compared). False on a
+// difference, with its failure reported.
+template <typename T>
+bool SameAsCpu(const std::string& desc, bool ignore, int64_t gpu_bad, int64_t cpu_bad,
+               bool compare, const Vec<T>& gpu, const Vec<T>& cpu) {
+  if (!ignore && gpu_bad != cpu_bad) {
+    Fail(desc + ": first bad row " + std::to_string(gpu_bad) + ", the CPU core's " +
+         std::to_string(cpu_bad));
+    return false;
+  }
+  if (compare && !SameBits(gpu, cpu)) {
+    Fail(desc + ": differs from the CPU core" + FirstDifference(gpu, cpu));
+    return false;
+  }
+  return true;
+}
+#endif
 
 g::Call MakeCall(const Problem& p, const DevIndices& idx, bool ignore,
                  Arena* arena, std::vector<int64_t>* bad_coords) {
@@ -296,9 +442,10 @@ bool CheckBadRow(const char* what, const g::Call& c, const Problem& p,
 }
 
 template <typename T, typename Op>
-void ScatterCase(const char* op, const char* type, Init mode, Arena* arena) {
-  const bool ignore = Uniform(0, 1) == 1;
-  Problem p = RandomProblem(/*allow_bad=*/true);
+void ScatterCase(const char* op, const char* type, Init mode, bool ignore,
+                 g::IndexType index_type, Arena* arena) {
+  varied_nans = kSelects<Op>;
+  Problem p = RandomProblem(index_type, /*allow_bad=*/Uniform(0, 3) != 0);
   if (mode != Init::kZero) mode = Uniform(0, 1) ? Init::kCopy : Init::kInPlace;
   const std::string desc = Describe(op, type, p, ignore);
   Vec<T> init(p.nslots * p.slice), upd(p.n * p.slice);
@@ -318,19 +465,27 @@ void ScatterCase(const char* op, const char* type, Init mode, Arena* arena) {
   ++cases_run;
   if (err) return Fail(desc + ": " + err);
   if (!ignore && !CheckBadRow("scatter", c, p, coords, desc)) return;
+  const Vec<T> got = d_out.Get();
   if (fails) {  // nothing written: an in-place tensor is intact
-    if (mode == Init::kInPlace && !SameBits(d_out.Get(), init)) {
-      Fail(desc + ": output changed although the call failed");
+    if (mode == Init::kInPlace && !SameBits(got, init)) {
+      return Fail(desc + ": output changed although the call failed");
     }
-    return;
+  } else if (!SameBits(got, expect)) {
+    return Fail(desc + ": result differs from the serial reference" + FirstDifference(got, expect));
   }
-  if (!SameBits(d_out.Get(), expect)) Fail(desc + ": result differs from the serial reference");
+#ifdef TFSO_HARNESS_CPU_CORE
+  Vec<T> cpu = mode == Init::kInPlace ? init : Vec<T>(init.size(), Random<T>());
+  const int64_t cpu_bad =
+      tfso_cpu::Scatter<T, Op>(CpuRows(p, idx), p.nslots, p.slice, ignore, upd.data(),
+                               mode == Init::kCopy ? init.data() : nullptr, mode, cpu.data());
+  SameAsCpu(desc, ignore, c.bad_row, cpu_bad, !fails, got, cpu);
+#endif
 }
 
 template <typename T>
-void GatherCase(const char* type, Arena* arena) {
-  const bool ignore = Uniform(0, 1) == 1;
-  Problem p = RandomProblem(/*allow_bad=*/true);
+void GatherCase(const char* type, bool ignore, g::IndexType index_type, Arena* arena) {
+  varied_nans = true;
+  Problem p = RandomProblem(index_type, /*allow_bad=*/Uniform(0, 3) != 0);
   const std::string desc = Describe("gather", type, p, ignore);
   Vec<T> params(p.nslots * p.slice);
   for (auto& v : params) v = Random<T>();
@@ -346,8 +501,17 @@ void GatherCase(const char* type, Arena* arena) {
   ++cases_run;
   if (err) return Fail(desc + ": " + err);
   if (!ignore && !CheckBadRow("gather", c, p, coords, desc)) return;
-  if (!ignore && p.first_bad >= 0) return;
-  if (!SameBits(d_out.Get(), expect)) Fail(desc + ": result differs from the reference");
+  const bool fails = !ignore && p.first_bad >= 0;  // nothing written
+  const Vec<T> got = d_out.Get();
+  if (!fails && !SameBits(got, expect)) {
+    return Fail(desc + ": result differs from the reference" + FirstDifference(got, expect));
+  }
+#ifdef TFSO_HARNESS_CPU_CORE
+  Vec<T> cpu(expect.size(), Random<T>());
+  const int64_t cpu_bad =
+      tfso_cpu::Gather<T>(CpuRows(p, idx), p.nslots, p.slice, params.data(), cpu.data());
+  SameAsCpu(desc, ignore, c.bad_row, cpu_bad, !fails, got, cpu);
+#endif
 }
 
 // A failed CUDA call on this thread, then good calls: they must succeed
@@ -406,13 +570,18 @@ void AfterAFailedCall(Arena* arena) {
 
 int repeats = 150;
 
+// Each policy with each index type in turn.
 template <typename T, typename Op>
 void ScatterType(const char* op, const char* type, Init mode, Arena* arena) {
-  for (int r = 0; r < repeats; ++r) ScatterCase<T, Op>(op, type, mode, arena);
+  for (int r = 0; r < repeats; ++r) {
+    ScatterCase<T, Op>(op, type, mode, r % 2 == 1, static_cast<g::IndexType>(r / 2 % 3), arena);
+  }
 }
 template <typename T>
 void GatherType(const char* type, Arena* arena) {
-  for (int r = 0; r < repeats; ++r) GatherCase<T>(type, arena);
+  for (int r = 0; r < repeats; ++r) {
+    GatherCase<T>(type, r % 2 == 1, static_cast<g::IndexType>(r / 2 % 3), arena);
+  }
 }
 
 // Large problems with many duplicates (and one hot destination): three runs
@@ -420,6 +589,7 @@ void GatherType(const char* type, Arena* arena) {
 template <typename T, typename Op>
 void DeterminismCase(const char* op, const char* type, int64_t nslots,
                      int64_t slice, int64_t n, bool hot, Arena* arena) {
+  varied_nans = kSelects<Op>;
   Problem p;
   p.depth = 1;
   p.dims = {nslots};
@@ -442,6 +612,15 @@ void DeterminismCase(const char* op, const char* type, int64_t nslots,
   char desc[160];
   std::snprintf(desc, sizeof(desc), "determinism %s<%s> nslots=%lld slice=%lld n=%lld%s",
                 op, type, (long long)nslots, (long long)slice, (long long)n, hot ? " hot" : "");
+#ifdef TFSO_HARNESS_CPU_CORE
+  Vec<T> cpu(init.size());
+  tfso_cpu::Scatter<T, Op>(CpuRows(p, idx), nslots, slice, false, upd.data(), init.data(),
+                           Init::kCopy, cpu.data());
+  if (!SameBits(cpu, expect)) {
+    return Fail(std::string(desc) + ": the CPU core differs from the serial reference" +
+                FirstDifference(cpu, expect));
+  }
+#endif
   for (int run = 0; run < 3; ++run) {
     std::vector<int64_t> coords;
     g::Call c = MakeCall(p, idx, false, arena, &coords);
@@ -450,7 +629,11 @@ void DeterminismCase(const char* op, const char* type, int64_t nslots,
     CK(cudaDeviceSynchronize());
     ++cases_run;
     if (err) return Fail(std::string(desc) + ": " + err);
-    if (!SameBits(d_out.Get(), expect)) return Fail(std::string(desc) + ": run " + std::to_string(run) + " differs");
+    const Vec<T> got = d_out.Get();
+    if (!SameBits(got, expect)) {
+      return Fail(std::string(desc) + ": run " + std::to_string(run) + " differs" +
+                  FirstDifference(got, expect));
+    }
   }
 }
 
@@ -486,9 +669,13 @@ Vec<T> Reference(const Problem& p, const Vec<T>& init, const Vec<T>& upd) {
 
 // 10M rows into 1000 slots, 5% of them bad, under IGNORE: the bad rows sort
 // to the tail and are dropped; the rest equals the host reference.
+// Rows of the cases at scale.
+constexpr int64_t scale_rows = 10000000;
+
 template <typename T, typename Op>
 void IgnoreAtScale(const char* what, Arena* arena) {
-  const int64_t n = 10000000, nslots = 1000;
+  varied_nans = kSelects<Op>;
+  const int64_t n = scale_rows, nslots = 1000;
   std::vector<int64_t> values(n);
   for (auto& v : values) {
     v = Uniform(0, 19) ? Uniform(0, nslots - 1) : (Uniform(0, 1) ? -1 - Uniform(0, 5) : nslots + Uniform(0, 5));
@@ -506,20 +693,31 @@ void IgnoreAtScale(const char* what, Arena* arena) {
   const char* err = g::Scatter<T, Op>(c, d_upd.p, d_init.p, Init::kCopy, d_out.p);
   CK(cudaDeviceSynchronize());
   ++cases_run;
-  const std::string desc = std::string("scale: IGNORE ") + what + ", 10M rows into 1000 slots, 5% bad";
+  const std::string desc = std::string("scale: IGNORE ") + what + ", " + std::to_string(n) +
+                           " rows into 1000 slots, 5% bad";
   if (err) return Fail(desc + ": " + err);
-  if (!SameBits(d_out.Get(), expect)) Fail(desc + ": differs from the reference");
+  const Vec<T> got = d_out.Get();
+  if (!SameBits(got, expect)) return Fail(desc + ": differs from the reference" + FirstDifference(got, expect));
+#ifdef TFSO_HARNESS_CPU_CORE
+  Vec<T> cpu(nslots);
+  const int64_t cpu_bad = tfso_cpu::Scatter<T, Op>(CpuRows(p, idx), nslots, 1, true, upd.data(),
+                                                   init.data(), Init::kCopy, cpu.data());
+  SameAsCpu(desc, true, -1, cpu_bad, true, got, cpu);
+#endif
 }
 
-// 10M rows with bad rows at 9,999,990 and 6,000,001: the first is reported
-// (with its index value) and nothing is written, in every init mode.
+// 10M rows with bad rows at 99.9999% and 60.00001% of them (9,999,990 and
+// 6,000,001): the first is reported (with its index value) and nothing is
+// written, in every init mode.
 template <typename T, typename Op>
 void ErrorAtScale(const char* what, Arena* arena) {
-  const int64_t n = 10000000, nslots = 1000;
+  varied_nans = kSelects<Op>;
+  const int64_t n = scale_rows, nslots = 1000;
+  const int64_t late = n - n / 1000000, first = n / 10 * 6 + 1;
   std::vector<int64_t> values(n);
   for (auto& v : values) v = Uniform(0, nslots - 1);
-  values[9999990] = nslots + 3;
-  values[6000001] = -2;
+  values[late] = nslots + 3;
+  values[first] = -2;
   const Problem p = RowsProblem(nslots, 1, values, g::IndexType::kInt64);
   Vec<T> init(nslots), upd(n);
   for (auto& v : init) v = Random<T>();
@@ -541,9 +739,9 @@ void ErrorAtScale(const char* what, Arena* arena) {
     CK(cudaDeviceSynchronize());
     ++cases_run;
     if (err) { Fail(desc + ": " + err); continue; }
-    if (c.bad_row != 6000001 || coords[0] != -2) {
+    if (c.bad_row != first || coords[0] != -2) {
       Fail(desc + ": reported row " + std::to_string(c.bad_row) + " = [" + std::to_string(coords[0]) +
-           "], expected 6000001 = [-2]");
+           "], expected " + std::to_string(first) + " = [-2]");
     }
     if (!SameBits(d_out.Get(), before)) Fail(desc + ": the output was written although the call failed");
   }
@@ -601,6 +799,7 @@ __global__ void SpinKernel(long long cycles) {
 // (no hidden synchronisation, nothing on another stream), and its result,
 // after synchronising only that stream, must equal the host reference.
 void NonBlockingStream(Arena* arena) {
+  varied_nans = false;  // a float add
   cudaStream_t s;
   CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
   int device = 0, khz = 0;
@@ -624,7 +823,7 @@ void NonBlockingStream(Arena* arena) {
     g::Call c = MakeCall(p, idx, /*ignore=*/true, arena, &coords);
     c.stream = s;
     arena->Reset();
-    SpinKernel<<<1, 1, 0, s>>>(cycles);
+    TFSO_LAUNCH(1, 1, s, SpinKernel)(cycles);
     const auto t0 = std::chrono::steady_clock::now();
     const char* err = step == 0 ? g::Scatter<float, AddOp>(c, d_upd.p, d_init.p, Init::kCopy, d_out.p)
                                 : g::Gather<uint32_t>(c, reinterpret_cast<const uint32_t*>(d_out.p),
@@ -640,7 +839,16 @@ void NonBlockingStream(Arena* arena) {
       Fail(desc + ": the call waited for the stream (returned after " + std::to_string(host_ms) + " ms)");
     }
   }
-  if (!SameBits(d_out.Get(), expect)) Fail("non-blocking stream, scatter: differs from the reference");
+  const Vec<float> got = d_out.Get();
+  if (!SameBits(got, expect)) {
+    Fail("non-blocking stream, scatter: differs from the reference" + FirstDifference(got, expect));
+  }
+#ifdef TFSO_HARNESS_CPU_CORE
+  Vec<float> cpu(init.size());
+  tfso_cpu::Scatter<float, AddOp>(CpuRows(p, idx), nslots, 2, true, upd.data(), init.data(),
+                                  Init::kCopy, cpu.data());
+  SameAsCpu("non-blocking stream, scatter", true, -1, -1, true, got, cpu);
+#endif
   const Vec<float> rows = d_rows.Get();
   for (int64_t i = 0; i < n; ++i) {
     for (int64_t j = 0; j < 2; ++j) {
@@ -748,17 +956,223 @@ void PastThirtyTwoBits() {
   CK(cudaFree(gathered));
 }
 
-// Runs one group of cases and prints its line: cases run, failures.
+#if defined(TFSO_HOST_CUDA) && defined(TFSO_HARNESS_CPU_CORE)
+// ---- 64-bit keys against the CPU core (host build) -------------------------
+//
+// The stand-in maps allocations of 1 GiB and more lazily (host_cuda.cc), so
+// outputs of 2^32 and more slots cost only the pages written. Each case
+// scatters in place into slots at both ends of the 32-bit range (and a few
+// between) with a bad row at 1234 (one past the end) and another at 2345
+// (negative), under both policies, on the CUDA core and on the CPU core (its
+// output mapped alike), and compares the two over every page either wrote.
+
+// Memory mapped on demand (zeros), for the CPU core's output.
+struct Mapped {
+  void* base = nullptr;
+  size_t bytes = 0;
+  explicit Mapped(size_t n) : bytes(n) {
+    base = mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                -1, 0);
+    if (base == MAP_FAILED) base = nullptr;
+  }
+  ~Mapped() {
+    if (base) munmap(base, bytes);
+  }
+};
+
+// The pages of [p, p + bytes) that are resident (touched).
+std::vector<unsigned char> Resident(const void* p, size_t bytes, uintptr_t* first_page) {
+  const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const uintptr_t lo = reinterpret_cast<uintptr_t>(p) / page * page;
+  const uintptr_t hi = (reinterpret_cast<uintptr_t>(p) + bytes + page - 1) / page * page;
+  std::vector<unsigned char> in((hi - lo) / page);
+  if (mincore(reinterpret_cast<void*>(lo), hi - lo, in.data()) != 0) in.assign(in.size(), 1);
+  *first_page = lo;
+  return in;
+}
+
+// Whether a[0, n) and b[0, n) (lazily mapped) are equal: compared where a
+// page of either is resident, zeros (untouched) elsewhere.
+template <typename T>
+bool SameMapped(const T* a, const T* b, int64_t n, std::string* where) {
+  const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const int64_t per_page = static_cast<int64_t>(page / sizeof(T));
+  std::vector<std::pair<int64_t, int64_t>> ranges;  // element ranges to compare
+  for (const T* x : {a, b}) {
+    uintptr_t lo = 0;
+    const std::vector<unsigned char> in = Resident(x, sizeof(T) * n, &lo);
+    for (size_t k = 0; k < in.size(); ++k) {
+      if (!(in[k] & 1)) continue;
+      const int64_t begin =
+          (static_cast<int64_t>(lo + k * page) - reinterpret_cast<int64_t>(x)) / int64_t(sizeof(T));
+      ranges.push_back({std::max<int64_t>(0, begin - 1), std::min(n, begin + per_page + 1)});
+    }
+  }
+  int64_t compared = 0;
+  for (const auto& r : ranges) {
+    for (int64_t i = r.first; i < r.second; ++i) {
+      if (std::memcmp(&a[i], &b[i], sizeof(T)) != 0) {
+        *where = "element " + std::to_string(i) + ": " + Hex(a[i]) + ", the CPU core's " + Hex(b[i]);
+        return false;
+      }
+    }
+    compared += r.second - r.first;
+  }
+  if (compared > (int64_t{1} << 28)) {
+    *where = "(the CUDA core touched " + std::to_string(compared) + " elements)";
+    return false;
+  }
+  return true;
+}
+
+template <typename T, typename Op>
+void WideScatter(const char* name, const std::vector<int64_t>& dims, g::IndexType type) {
+  varied_nans = kSelects<Op>;
+  int64_t nslots = 1;
+  for (int64_t d : dims) nslots *= d;
+  const int depth = static_cast<int>(dims.size());
+  const int64_t top = int64_t{1} << 32;
+  std::vector<int64_t> targets = {0, top - 2, top - 1, top, top + 1, nslots - 1};
+  for (int k = 0; k < 10; ++k) targets.push_back(Uniform(0, nslots - 1));
+  Problem p;
+  p.depth = depth;
+  p.dims = dims;
+  p.nslots = nslots;
+  p.slice = 1;
+  p.n = 4000;
+  p.index_type = type;
+  for (int64_t i = 0; i < p.n; ++i) {
+    int64_t slot = targets[Uniform(0, targets.size() - 1)];
+    std::vector<int64_t> c(depth);
+    for (int d = depth - 1; d >= 0; --d) {
+      c[d] = slot % dims[d];
+      slot /= dims[d];
+    }
+    if (i == 1234) c[0] = dims[0];  // one past the end
+    if (i == 2345) c[depth - 1] = -1;
+    p.coords.insert(p.coords.end(), c.begin(), c.end());
+  }
+  p.first_bad = tfso_test::ReferenceSlots(p.coords.data(), p.n, p.dims, &p.slots);
+  Vec<T> upd(p.n);
+  for (auto& v : upd) v = Random<T>();
+  Arena arena(size_t{64} << 20);
+  DevIndices idx(p);
+  Dev<T> d_upd(upd);
+  for (bool ignore : {false, true}) {
+    const std::string desc = std::string("64-bit keys: ") + name + " into " +
+                             std::to_string(nslots) + " slots, " + (ignore ? "IGNORE" : "ERROR");
+    T* out = nullptr;
+    Mapped cpu(sizeof(T) * nslots);
+    if (cudaMalloc(&out, sizeof(T) * nslots) != cudaSuccess || cpu.base == nullptr) {
+      (void)cudaGetLastError();
+      std::printf("%s: skipped (no %.0f GiB of address space)\n", desc.c_str(),
+                  sizeof(T) * nslots / 1073741824.0);
+      cudaFree(out);
+      return;
+    }
+    T* cpu_out = static_cast<T*>(cpu.base);
+    for (int64_t t : targets) {  // the same values at the targets, zeros elsewhere
+      const T v = Random<T>();
+      CK(cudaMemcpy(out + t, &v, sizeof(T), cudaMemcpyHostToDevice));
+      cpu_out[t] = v;
+    }
+    std::vector<int64_t> coords;
+    g::Call c = MakeCall(p, idx, ignore, &arena, &coords);
+    arena.Reset();
+    const char* err = g::Scatter<T, Op>(c, d_upd.p, nullptr, Init::kInPlace, out);
+    CK(cudaDeviceSynchronize());
+    ++cases_run;
+    const int64_t cpu_bad = tfso_cpu::Scatter<T, Op>(CpuRows(p, idx), nslots, 1, ignore,
+                                                     upd.data(), nullptr, Init::kInPlace, cpu_out);
+    std::string where;
+    if (err) {
+      Fail(desc + ": " + err);
+    } else if (!ignore && (c.bad_row != cpu_bad || c.bad_row != 1234 ||
+                           coords[0] != dims[0])) {
+      Fail(desc + ": first bad row " + std::to_string(c.bad_row) + ", the CPU core's " +
+           std::to_string(cpu_bad) + " (expected 1234)");
+    } else if (!SameMapped(out, cpu_out, nslots, &where)) {
+      Fail(desc + ": differs from the CPU core at " + where);
+    }
+    CK(cudaFree(out));
+  }
+}
+
+// A gather of uint32 from 2^32 + 8 slots, under both policies.
+void WideGather() {
+  const int64_t nslots = (int64_t{1} << 32) + 8;
+  const std::string what = "64-bit keys: uint32 gather from " + std::to_string(nslots) + " slots";
+  uint32_t* params = nullptr;
+  if (cudaMalloc(&params, sizeof(uint32_t) * nslots) != cudaSuccess) {
+    (void)cudaGetLastError();
+    std::printf("%s: skipped (no 16 GiB of address space)\n", what.c_str());
+    return;
+  }
+  std::vector<int64_t> values(3000);
+  for (auto& v : values) {
+    v = Uniform(0, 3) == 0 ? Uniform(0, nslots - 1) : (int64_t{1} << 32) - 4 + Uniform(0, 11);
+  }
+  values[1500] = nslots;
+  const Problem p = RowsProblem(nslots, 1, values, g::IndexType::kInt64);
+  for (int64_t v : values) {  // the rows' values; zeros elsewhere
+    if (v >= nslots) continue;
+    const uint32_t x = Random<uint32_t>();
+    CK(cudaMemcpy(params + v, &x, sizeof(x), cudaMemcpyHostToDevice));
+  }
+  CK(cudaDeviceSynchronize());
+  Arena arena(size_t{64} << 20);
+  DevIndices idx(p);
+  Dev<uint32_t> d_out(p.n);
+  // The host build's device memory is host memory: the CPU core reads the
+  // same params.
+  Vec<uint32_t> cpu(p.n);
+  const int64_t cpu_bad = tfso_cpu::Gather<uint32_t>(CpuRows(p, idx), nslots, 1, params, cpu.data());
+  for (bool ignore : {false, true}) {
+    const std::string desc = what + (ignore ? ", IGNORE" : ", ERROR");
+    std::vector<int64_t> coords;
+    g::Call c = MakeCall(p, idx, ignore, &arena, &coords);
+    arena.Reset();
+    const char* err = g::Gather<uint32_t>(c, params, d_out.p);
+    CK(cudaDeviceSynchronize());
+    ++cases_run;
+    if (err) {
+      Fail(desc + ": " + err);
+    } else if (cpu_bad != 1500) {
+      Fail(desc + ": the CPU core's first bad row is " + std::to_string(cpu_bad));
+    } else {
+      SameAsCpu(desc, ignore, c.bad_row, cpu_bad, ignore, d_out.Get(), cpu);
+    }
+  }
+  CK(cudaFree(params));
+}
+
+void WideKeys() {
+  const int64_t top = int64_t{1} << 32;
+  // uint8 add: sorted runs on 64-bit keys (33-bit sort), depth 1, int64
+  WideScatter<uint8_t, AddOp>("uint8 add", {top + 8}, g::IndexType::kInt64);
+  // update of uint16: the last row of each run, depth 2 of int32 indices
+  WideScatter<uint16_t, AssignOp>("uint16 update", {65537, 65536}, g::IndexType::kInt32);
+  // the atomics: int32 add and uint32 max
+  WideScatter<int32_t, AddOp>("int32 add (atomics)", {top + 8}, g::IndexType::kInt64);
+  WideScatter<uint32_t, MaxOp>("uint32 max (atomics)", {65537, 65536}, g::IndexType::kInt32);
+  WideGather();
+}
+#endif  // TFSO_HOST_CUDA && TFSO_HARNESS_CPU_CORE
+
+// Runs one group of cases and prints its line: cases run, failures, seconds.
 template <typename F>
 void Group(const char* name, F&& run) {
   const int failed_before = failures;
   const int64_t cases_before = cases_run;
+  const auto t0 = std::chrono::steady_clock::now();
   run();
-  std::printf("%s: %lld cases, %d failures\n", name, (long long)(cases_run - cases_before),
-              failures - failed_before);
+  std::printf("%s: %lld cases, %d failures (%.1f s)\n", name,
+              (long long)(cases_run - cases_before), failures - failed_before,
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  std::fflush(stdout);
 }
 
-void ScaleCases() {
+void ScaleCases(bool skip_huge) {
   Arena arena(size_t{2} << 30);
   Group("bad rows at scale", [&] {
     IgnoreAtScale<float, AddOp>("float add", &arena);
@@ -768,7 +1182,14 @@ void ScaleCases() {
     GatherEdges(&arena);
   });
   Group("non-blocking stream", [&] { NonBlockingStream(&arena); });
-  Group("64-bit paths", [&] { PastThirtyTwoBits(); });
+  if (skip_huge) {
+    std::printf("64-bit paths (4 GiB written, 2.2e9 elements gathered): skipped (--skip-huge)\n");
+  } else {
+    Group("64-bit paths", [&] { PastThirtyTwoBits(); });
+  }
+#if defined(TFSO_HOST_CUDA) && defined(TFSO_HARNESS_CPU_CORE)
+  Group("64-bit keys against the CPU core", [&] { WideKeys(); });
+#endif
 }
 
 // ---- segments -----------------------------------------------------------
@@ -813,11 +1234,13 @@ Vec<T> SegmentReference(const std::vector<int64_t>& offsets, const std::vector<i
 // short runs, and runs past the head and the reciprocal rule.
 template <typename T, typename Op, Order kOrder>
 void SortedSegmentCase(const char* op, const char* type, Arena* arena) {
+  varied_nans = kSelects<Op>;
   using A = typename std::conditional<kOrder == Order::kGroups8, g::Groups8Accumulator<T>,
                                       T>::type;
   const bool sparse = kOrder == Order::kGroups8;
-  const int64_t nsegments = Uniform(0, 12) == 0 ? 0 : Uniform(1, 30);
-  const int64_t slice = Uniform(0, 12) == 0 ? 0 : Uniform(1, 5);
+  const bool medium = Uniform(0, 9) == 0;  // many blocks
+  const int64_t nsegments = Uniform(0, 12) == 0 ? 0 : Uniform(1, medium ? 400 : 30);
+  const int64_t slice = Uniform(0, 12) == 0 ? 0 : Uniform(1, medium ? 8 : 5);
   std::vector<int64_t> offsets(nsegments + 1);
   offsets[0] = sparse ? 0 : Uniform(0, 3);
   for (int64_t s = 0; s < nsegments; ++s) {
@@ -847,22 +1270,33 @@ void SortedSegmentCase(const char* op, const char* type, Arena* arena) {
   CK(cudaDeviceSynchronize());
   ++cases_run;
   if (err) return Fail(std::string(desc) + ": " + err);
-  if (!SameBits(d_out.Get(), expect)) Fail(std::string(desc) + ": differs from the reference");
+  const Vec<T> got = d_out.Get();
+  if (!SameBits(got, expect)) {
+    return Fail(std::string(desc) + ": differs from the reference" + FirstDifference(got, expect));
+  }
+#ifdef TFSO_HARNESS_CPU_CORE
+  Vec<T> cpu(expect.size(), Random<T>());
+  tfso_cpu::SortedSegment<T, Op, kOrder>(offsets.data(), nsegments, sparse ? rows.data() : nullptr,
+                                         slice, data.data(), gap, cpu.data());
+  SameAsCpu(desc, true, -1, -1, true, got, cpu);
+#endif
 }
 
 // unsorted_segment_*: the scatter core on depth-1 ids with negative ids
 // dropped (never reported) and ids >= num_segments reported unless IGNORE;
 // the output filled first (the glue's identity; here a random value).
 template <typename T, typename Op>
-void UnsortedSegmentCase(const char* op, const char* type, Arena* arena) {
-  const bool ignore = Uniform(0, 1) == 1;
+void UnsortedSegmentCase(const char* op, const char* type, bool ignore, g::IndexType index_type,
+                         Arena* arena) {
+  varied_nans = kSelects<Op>;
   Problem p;
-  p.index_type = static_cast<g::IndexType>(Uniform(0, 2));
+  p.index_type = index_type;
   p.depth = 1;
-  p.nslots = Uniform(0, 12) == 0 ? 0 : Uniform(1, 20);
+  const bool medium = Uniform(0, 9) == 0;  // many blocks
+  p.nslots = Uniform(0, 12) == 0 ? 0 : Uniform(1, medium ? 500 : 20);
   p.dims = {p.nslots};
-  p.slice = Uniform(0, 12) == 0 ? 0 : Uniform(1, 5);
-  p.n = Uniform(0, 60);
+  p.slice = Uniform(0, 12) == 0 ? 0 : Uniform(1, medium ? 8 : 5);
+  p.n = medium ? Uniform(300, 3000) : Uniform(0, 60);
   int64_t first_too_large = -1;
   for (int64_t i = 0; i < p.n; ++i) {
     const int64_t r = Uniform(0, 30);
@@ -890,7 +1324,7 @@ void UnsortedSegmentCase(const char* op, const char* type, Arena* arena) {
   const std::string desc = Describe(op, type, p, ignore);
   const char* err = nullptr;
   if constexpr (kZero) {
-    d_out.Put(Vec<T>(expect.size(), T{1}));  // not zeros before: kZero must write them
+    d_out.Put(Vec<T>(expect.size(), NonZero<T>()));  // kZero must write the zeros
   } else {
     err = g::Fill<T>(nullptr, d_out.p, static_cast<int64_t>(expect.size()), fill);
   }
@@ -899,13 +1333,29 @@ void UnsortedSegmentCase(const char* op, const char* type, Arena* arena) {
   ++cases_run;
   if (err) return Fail(desc + ": " + err);
   if (!ignore && !CheckBadRow("segment", c, p, coords, desc)) return;
+  const Vec<T> got = d_out.Get();
   if (fails) {
-    if (!kZero && !SameBits(d_out.Get(), Vec<T>(expect.size(), fill))) {
-      Fail(desc + ": output changed although the call failed");
+    if (!kZero && !SameBits(got, Vec<T>(expect.size(), fill))) {
+      return Fail(desc + ": output changed although the call failed");
     }
-    return;
+  } else if (!SameBits(got, expect)) {
+    return Fail(desc + ": result differs from the serial reference" + FirstDifference(got, expect));
   }
-  if (!SameBits(d_out.Get(), expect)) Fail(desc + ": result differs from the serial reference");
+#ifdef TFSO_HARNESS_CPU_CORE
+  // As the glue runs the CPU core (segment_kernels.h, CpuSegment): every row
+  // applied but the bad ones; then, unless IGNORE, the error names the first
+  // id >= num_segments from the core's first bad row on (negative ids are
+  // only dropped).
+  Vec<T> cpu(expect.size(), kZero ? Random<T>() : fill);
+  const int64_t bad = tfso_cpu::Scatter<T, Op>(CpuRows(p, idx), p.nslots, p.slice, true,
+                                               upd.data(), nullptr,
+                                               kZero ? Init::kZero : Init::kInPlace, cpu.data());
+  int64_t cpu_bad = -1;
+  for (int64_t i = bad; bad >= 0 && i < p.n && cpu_bad < 0; ++i) {
+    if (p.coords[i] >= p.nslots) cpu_bad = i;
+  }
+  SameAsCpu(desc, ignore, c.bad_row, cpu_bad, !fails, got, cpu);
+#endif
 }
 
 template <typename T, typename Op, Order kOrder>
@@ -914,7 +1364,9 @@ void SortedSegmentType(const char* op, const char* type, Arena* arena) {
 }
 template <typename T, typename Op>
 void UnsortedSegmentType(const char* op, const char* type, Arena* arena) {
-  for (int r = 0; r < repeats; ++r) UnsortedSegmentCase<T, Op>(op, type, arena);
+  for (int r = 0; r < repeats; ++r) {
+    UnsortedSegmentCase<T, Op>(op, type, r % 2 == 1, static_cast<g::IndexType>(r / 2 % 3), arena);
+  }
 }
 
 // Every segment op and dtype the glue registers on a GPU (segment_kernels.h).
@@ -1127,11 +1579,13 @@ void RunTimings(const std::string& dump, bool quick) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool quick = false;
+  bool quick = false, skip_huge = false;
   std::string dump;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--quick")) quick = true;
+    if (!std::strcmp(argv[i], "--skip-huge")) skip_huge = true;
     if (!std::strcmp(argv[i], "--dump") && i + 1 < argc) dump = argv[++i];
+    if (!std::strcmp(argv[i], "--show") && i + 1 < argc) failures_shown = std::atoi(argv[++i]);
   }
   int device = 0;
   cudaDeviceProp prop;
@@ -1193,9 +1647,14 @@ int main(int argc, char** argv) {
   std::printf("correctness: %lld random cases, %lld determinism runs, %d failures\n",
               (long long)random_cases, (long long)(cases_run - random_cases), failures);
   Group("segments (sorted, sparse, unsorted)", [&] { SegmentCases(&arena); });
-  ScaleCases();
+  ScaleCases(skip_huge);
 
+#ifdef TFSO_HOST_CUDA
+  std::printf("timing: not in the host build (host threads time nothing of a GPU)\n");
+  (void)&RunTimings;
+#else
   RunTimings(dump, quick);
+#endif
   std::printf("%s\n", failures ? "HARNESS FAILED" : "HARNESS PASSED");
   return failures ? 1 : 0;
 }

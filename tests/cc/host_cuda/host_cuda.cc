@@ -742,11 +742,13 @@ cudaError_t cudaEventQuery(cudaEvent_t event) {
 }
 
 cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end) {
-  std::lock_guard<std::mutex> a(start->mu);
-  std::lock_guard<std::mutex> b(end->mu);
-  if (!start->recorded || !end->recorded || start->pending || end->pending) {
-    return Record(cudaErrorNotReady);
+  std::chrono::steady_clock::time_point t[2];
+  cudaEvent_t events[2] = {start, end};
+  for (int k = 0; k < 2; ++k) {
+    std::lock_guard<std::mutex> lock(events[k]->mu);
+    if (!events[k]->recorded || events[k]->pending) return Record(cudaErrorNotReady);
+    t[k] = events[k]->when;
   }
-  *ms = std::chrono::duration<float, std::milli>(end->when - start->when).count();
+  *ms = std::chrono::duration<float, std::milli>(t[1] - t[0]).count();
   return cudaSuccess;
 }
