@@ -216,18 +216,9 @@ def test_the_library_reports_the_code_its_fatbin_holds():
         assert held == fatbin.default_archs()
 
 
-# On a GPU every dtype but string, except that the segment products and
-# means take no complex numbers there (segment_kernels.h: they run on the CPU)
-# and the group-wise functions and arg reductions have CPU kernels only.
-_CPU_ONLY = {tf.string} | {tf.complex64, tf.complex128}
-_CPU_KERNELS_ONLY = {row.py for row in _table.GROUPWISE + _table.ARG_REDUCTIONS}
-
-
 def _gpu_dtypes(op, dtypes):
-    if op in _CPU_KERNELS_ONLY:
-        return []
-    left_out = _CPU_ONLY if op.endswith(("segment_prod", "segment_mean")) else {tf.string}
-    return sorted(d.name for d in dtypes if d not in left_out)
+    """Every op has GPU kernels for its dtypes but string (as TensorFlow)."""
+    return sorted(d.name for d in dtypes if d != tf.string)
 
 
 GPU_DTYPES = {op: _gpu_dtypes(op, ds) for op, ds in DTYPES.items()}

@@ -1,6 +1,6 @@
 // GPU unsorted_segment_{prod,min,max}: the scatter core with the segment
 // reducers (unsorted_segment_sum is the add of scatter_gpu_add.cu.cc).
-// Real numbers only, as segment_gpu_sorted.cu.cc.
+// The real numbers (the complex product: complex_gpu.cu.cc).
 #include "cuda/scatter_gpu.cuh"
 
 namespace tf_scatter_ops {

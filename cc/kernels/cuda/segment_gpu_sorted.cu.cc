@@ -1,6 +1,6 @@
 // GPU segment_* (sorted ids, index order) and the identity fill of the
-// unsorted segment reductions. Products and means on the real numbers only:
-// the CPU's complex multiply and divide (libstdc++'s) are not reproduced.
+// unsorted segment reductions, on the real numbers (the complex products and
+// means: complex_gpu.cu.cc).
 #include "cuda/segment_gpu.cuh"
 
 namespace tf_scatter_ops {
