@@ -5,7 +5,8 @@
 // `make test`; there results are compared bit for bit, NaNs included, and
 // (TFSO_HARNESS_CPU_CORE) also with the CPU core (cpu_core_ref.h).
 //
-//   gpu_harness [--quick] [--skip-huge] [--dump DIR] [--show N (failures printed, 30)]
+//   gpu_harness [--quick] [--skip-huge] [--seed N (of the cases, 12345)] [--dump DIR]
+//               [--show N (failures printed, 30)]
 //
 // 1. Correctness: every op and dtype on random cases (duplicates, bad rows
 //    under both policies, rows into empty outputs, zero sizes, int16/32/64
@@ -106,23 +107,47 @@ class Vec {
   std::unique_ptr<T[]> p_;
 };
 
-// Stream-ordered bump allocator over one cudaMalloc: reset between calls.
+// Stream-ordered bump allocator over one cudaMalloc: reset between calls
+// (with no work in flight). The host build gives each block an allocation of
+// its own, of exactly the size asked for (so ASan sees the core overrun its
+// scratch), filled with a byte that changes from block to block (so a core
+// that reads scratch it did not write sees garbage).
 class Arena : public g::Scratch {
  public:
-  explicit Arena(size_t bytes) : size_(bytes) { CK(cudaMalloc(&base_, bytes)); }
-  ~Arena() { cudaFree(base_); }
+  explicit Arena(size_t bytes) : size_(bytes) {
+#ifndef TFSO_HOST_CUDA
+    CK(cudaMalloc(&base_, bytes));
+#endif
+  }
+  ~Arena() {
+    Reset();
+    cudaFree(base_);
+  }
   void* Allocate(size_t bytes) override {
-    bytes = (bytes + 255) & ~size_t{255};
-    if (used_ + bytes > size_) return nullptr;
+    const size_t rounded = (bytes + 255) & ~size_t{255};
+    if (used_ + rounded > size_) return nullptr;
+#ifdef TFSO_HOST_CUDA
+    static std::mt19937 garbage(7);
+    void* p = nullptr;
+    CK(cudaMalloc(&p, std::max<size_t>(1, bytes)));
+    std::memset(p, static_cast<int>(garbage() & 0xff), bytes);
+    held_.push_back(p);
+#else
     void* p = static_cast<char*>(base_) + used_;
-    used_ += bytes;
+#endif
+    used_ += rounded;
     return p;
   }
-  void Reset() { used_ = 0; }
+  void Reset() {
+    used_ = 0;
+    for (void* p : held_) cudaFree(p);
+    held_.clear();
+  }
 
  private:
   void* base_ = nullptr;
   size_t size_, used_ = 0;
+  std::vector<void*> held_;  // the host build's blocks
 };
 
 template <typename T>
@@ -1586,6 +1611,7 @@ int main(int argc, char** argv) {
     if (!std::strcmp(argv[i], "--skip-huge")) skip_huge = true;
     if (!std::strcmp(argv[i], "--dump") && i + 1 < argc) dump = argv[++i];
     if (!std::strcmp(argv[i], "--show") && i + 1 < argc) failures_shown = std::atoi(argv[++i]);
+    if (!std::strcmp(argv[i], "--seed") && i + 1 < argc) rng.seed(std::strtoull(argv[++i], nullptr, 10));
   }
   int device = 0;
   cudaDeviceProp prop;
