@@ -6,8 +6,8 @@
 # compares every result with the serial reference and with the CPU core
 # (tests/cc/cpu_core_ref.cc, which needs Eigen: TensorFlow's headers).
 #
-#   gpu-host       under ASan and UBSan; in CI (about 34,000 cases in 20 s
-#                  after 2 to 3 minutes of compiling on 2 cores)
+#   gpu-host       under ASan and UBSan; in CI (about 34,000 cases in 20 s;
+#                  with the build, under 2 minutes on 2 idle cores)
 #   gpu-host-tsan  under ThreadSanitizer (not in CI)
 #
 # GPU_HOST_HARNESS_FLAGS: the harness's options, by default every case but
