@@ -55,7 +55,7 @@ OOM = tf.errors.ResourceExhaustedError
 INTERNAL = tf.errors.InternalError
 VE = ValueError
 I63 = 2**63 - 1
-PRODUCTS = ("tensor_scatter_nd_mul", "tensor_scatter_nd_div")  # NaN signs: ref.assert_same
+PRODUCTS = ("tensor_scatter_nd_mul", "tensor_scatter_nd_div")  # NaN signs: nan_bits
 PER_ROW = ("segment_softmax", "segment_log_softmax")
 EPS = {"bfloat16": 2.0**-8, "float16": 2.0**-11, "float32": 2.0**-24, "float64": 2.0**-53,
        "complex64": 2.0**-24, "complex128": 2.0**-53}
@@ -183,11 +183,12 @@ def close(rtol, atol=0.0, exact_ints=True):
 
 
 def nan_bits(op):
-    """Whether a NaN's sign and payload are compared: not for the segment
-    family's sums and products (README, "add/sub giving NaN": on some paths
-    the NaN has the other operand's sign or payload; a product of two NaNs
-    is the compiler's choice of operand order)."""
-    return not op.endswith(("sum", "mean", "sqrt_n", "prod", "_csr"))
+    """Whether a NaN's sign and payload are compared: not for sums and
+    products (README, "add/sub giving NaN": on some paths the NaN has the
+    other operand's sign or payload; a product of two NaNs is the compiler's
+    choice of operand order), of the segment family or the scatters."""
+    return not (op.endswith(("sum", "mean", "sqrt_n", "prod", "_csr", "_add", "_sub"))
+                or op in PRODUCTS or op == "scatter_nd")
 
 
 def empty_of(shape, dtype):
@@ -234,10 +235,11 @@ def flushed(check, dtype):
     return lambda got, want: check(got, flush_denormals(want, dtype))
 
 
-def xla_min_max():
+def xla_min_max(nan_inputs=None):
     """Under XLA, TensorFlow's segment min / max are XLA's, whose NaN rule is
-    its own (docs/segments.md): where either side is NaN anything is
-    accepted, the rest must be equal (signs of zero aside)."""
+    its own (docs/segments.md): where either side is NaN, or (`nan_inputs`,
+    a bool array of the result's shape) the element's segment holds a NaN,
+    anything is accepted; the rest must be equal (signs of zero aside)."""
     exact = close(0.0)
 
     def check(got, want):
@@ -247,8 +249,20 @@ def xla_min_max():
         kind = np.complex128 if w.dtype.kind == "c" else np.float64
         g, w = g.astype(kind), w.astype(kind)
         either = np.isnan(g) | np.isnan(w)
+        if nan_inputs is not None:
+            either |= nan_inputs
         return exact(np.where(either, 0, g), np.where(either, 0, w))
     return check
+
+
+def segments_with_nan(rows, flat, nout):
+    """[nout, width] bool: whether a kept row of that segment holds a NaN in
+    that column (flat: each row's segment, dropped rows outside [0, nout))."""
+    mask = np.zeros((nout, rows.shape[1]), bool)
+    kept = (flat >= 0) & (flat < nout)
+    if rows.dtype.kind in "fcV" or rows.dtype.name == "bfloat16":
+        np.logical_or.at(mask, flat[kept], np.isnan(rows[kept].astype(np.complex128)))
+    return mask
 
 
 def zero_signs_aside(check):
@@ -590,7 +604,7 @@ def expected_scatter(s, tensor, idx, upd):
                                          ignore)
             result = Value(want, check_tuple(same(nan_bits=False), same()))
         else:
-            check = same(nan_bits=op not in PRODUCTS)
+            check = same(nan_bits(op))
             if op == "scatter_nd" and xla(s):
                 # docs/xla.md: XLA folds 0 + x into x, so a lone -0.0 row
                 # stays -0.0 there (TensorFlow's own scatter_nd too)
@@ -925,7 +939,7 @@ def expected_segment(s, data, ids, flat, nout):
             return Value(out, close((rows.shape[0] + 2) * EPS[dtype] * 4,
                                     np.finfo(np.float32).tiny))
         if loose:  # min/max: the same numbers, signs of zero aside; NaN as XLA's
-            return Value(out, xla_min_max())
+            return Value(out, xla_min_max(segments_with_nan(rows, flat, nout).reshape(out.shape)))
         return Value(out, product_check(op, dtype, len(flat)))
     if kind == "Normalized":
         sums = reduce_rows("sum", rows, flat, nout, dtype)
@@ -1246,10 +1260,14 @@ def run_sorted(ctx):
         # Eigen's vectorised reduction, whose NaN result depends on the lanes
         return
     if runs <= 8:
-        # (min / max: the sign of a zero result is the lanes' too)
+        # (min / max: the sign of a zero result is the lanes' too; sum and
+        # mean: README, a run of -0.0 rows sums to -0.0, TensorFlow's to +0.0)
         minmax = op in ("segment_min", "segment_max")
+        check = same(nan_bits(op))
+        if op in ("segment_sum", "segment_mean"):
+            check = zero_signs_aside(check)
         compare_tf(ctx, lambda: theirs_sorted(tf.constant(d, tdt), tf.constant(i)),
-                   Value(ours[1], close(0.0) if minmax else same(nan_bits(op))))
+                   Value(ours[1], close(0.0) if minmax else check))
     elif op in ("segment_sum", "segment_prod") and not s.get("specials"):
         nout = int(i[-1]) + 1
         unsorted = getattr(tf.math, "unsorted_" + op)
