@@ -25,7 +25,7 @@ GPU_HOST_FLAGS ?= --quick
 GPU_HOST_SEED ?=
 GPU_HOST_SRCS := $(CU_SRCS) tests/cc/host_cuda/host_cuda.cc tests/cc/gpu_harness.cu \
   tests/cc/cpu_core_ref.cc
-GPU_HOST_HDRS := $(CU_HDRS) $(CPU_CORE_HDRS) tests/cc/cases.h tests/cc/cpu_core_ref.h \
+GPU_HOST_HDRS := $(CU_HDRS) $(CPU_CORE_HDRS) tests/cc/cases.h tests/cc/cpu_core_ref.h tests/cc/cpu_types.h \
   $(wildcard tests/cc/host_cuda/*.h tests/cc/host_cuda/cub/*.cuh tests/cc/host_cuda/cub/device/*.cuh)
 # build_info.cu.cc wants nvcc's architecture list: the host build has none.
 GPU_HOST_CXXFLAGS := -std=c++17 -O1 -g1 -fno-omit-frame-pointer -pthread \

@@ -5,6 +5,7 @@
 // calls the CPU core as the glue does, serially. Instantiated for every op
 // and dtype the CUDA core has (cc/kernels/cuda/*.cu.cc).
 #include "cpu_core_ref.h"
+#include "cpu_types.h"
 
 #include <Eigen/Core>
 
@@ -27,46 +28,10 @@ namespace {
 
 namespace tso = tf_scatter_ops;
 
+using tfso_cpu_types::As;
+using tfso_cpu_types::HeapScratch;
 template <typename T>
-struct CpuType {
-  using type = T;
-};
-template <>
-struct CpuType<tso::F16> {
-  using type = Eigen::half;
-};
-template <>
-struct CpuType<tso::BF16> {
-  using type = Eigen::bfloat16;
-};
-template <typename R>
-struct CpuType<tso::Complex<R>> {
-  using type = std::complex<R>;
-};
-
-template <typename T>
-using C = typename CpuType<T>::type;
-
-template <typename T>
-C<T>* As(T* p) {
-  static_assert(sizeof(C<T>) == sizeof(T), "layout-compatible types only");
-  return reinterpret_cast<C<T>*>(p);
-}
-template <typename T>
-const C<T>* As(const T* p) {
-  return reinterpret_cast<const C<T>*>(p);
-}
-
-class HeapScratch : public tso::Scratch {
- public:
-  void* Allocate(size_t bytes) override {
-    held_.emplace_back(new char[bytes]);
-    return held_.back().get();
-  }
-
- private:
-  std::vector<std::unique_ptr<char[]>> held_;
-};
+using C = tfso_cpu_types::Cpu<T>;
 
 // The CPU core's call for `rows`, with the strides it takes.
 struct Prepared {

@@ -3,6 +3,7 @@
 // (Eigen::half, Eigen::bfloat16, std::complex) and runs the CPU code the
 // glue runs, serially (its results do not depend on its threads).
 #include "new_ops_cpu_ref.h"
+#include "cpu_types.h"
 
 #include <Eigen/Core>
 
@@ -33,45 +34,9 @@ namespace {
 
 namespace tso = tf_scatter_ops;
 
-template <typename T>
-struct CpuType {
-  using type = T;
-};
-template <>
-struct CpuType<tso::F16> {
-  using type = Eigen::half;
-};
-template <>
-struct CpuType<tso::BF16> {
-  using type = Eigen::bfloat16;
-};
-template <typename R>
-struct CpuType<tso::Complex<R>> {
-  using type = std::complex<R>;
-};
-template <typename T>
-using Cpu = typename CpuType<T>::type;
-
-template <typename T>
-Cpu<T>* As(T* p) {
-  static_assert(sizeof(Cpu<T>) == sizeof(T), "layout-compatible types only");
-  return reinterpret_cast<Cpu<T>*>(p);
-}
-template <typename T>
-const Cpu<T>* As(const T* p) {
-  return reinterpret_cast<const Cpu<T>*>(p);
-}
-
-class HeapScratch : public tso::Scratch {
- public:
-  void* Allocate(size_t bytes) override {
-    held_.emplace_back(new char[std::max<size_t>(bytes, 1)]);
-    return held_.back().get();
-  }
-
- private:
-  std::vector<std::unique_ptr<char[]>> held_;
-};
+using tfso_cpu_types::As;
+using tfso_cpu_types::Cpu;
+using tfso_cpu_types::HeapScratch;
 
 // The CPU core's call for `ids` into [nslots, slice] (nslots: the product of
 // ids.dims).
