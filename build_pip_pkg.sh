@@ -11,9 +11,10 @@ python=${PYTHON_BIN_PATH:-.venv/bin/python}
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 cp -r setup.py pyproject.toml README.md "$stage"/
-mkdir -p "$stage/tf_scatter_ops/keras"
-cp tf_scatter_ops/*.py "$stage/tf_scatter_ops/"
-cp tf_scatter_ops/keras/*.py "$stage/tf_scatter_ops/keras/"
+for folder in tf_scatter_ops tf_scatter_ops/_base tf_scatter_ops/_dispatch tf_scatter_ops/export tf_scatter_ops/keras; do
+  mkdir -p "$stage/$folder"
+  cp "$folder"/*.py "$stage/$folder/"
+done
 cp bazel-bin/_tf_scatter_ops.so "$stage/tf_scatter_ops/"
 chmod u+w "$stage/tf_scatter_ops/_tf_scatter_ops.so"
 mkdir -p "$out"

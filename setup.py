@@ -41,7 +41,7 @@ print("tensorflow" if not names or "tensorflow" in names else names[0])
 
 
 def _stamp_module():
-    spec = importlib.util.spec_from_file_location("_stamp", os.path.join(PACKAGE, "_stamp.py"))
+    spec = importlib.util.spec_from_file_location("_stamp", os.path.join(PACKAGE, "_base", "stamp.py"))
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

@@ -47,7 +47,7 @@ import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
 import tf_scatter_ops as tso  # noqa: E402
-from tf_scatter_ops import _table  # noqa: E402
+from tf_scatter_ops._base import table as _table  # noqa: E402
 import reference as ref  # noqa: E402
 
 IAE = tf.errors.InvalidArgumentError

@@ -26,7 +26,7 @@ def main(argv=None):
     import tensorflow as tf
 
     import tf_scatter_ops as tso
-    from tf_scatter_ops import _loader
+    from tf_scatter_ops._base import library as _loader
 
     def same(got, want):
         got = np.asarray(got)

@@ -19,7 +19,9 @@ import pytest
 import tensorflow as tf
 
 import tf_scatter_ops as tso
-from tf_scatter_ops import _calls, argminmax, export
+from tf_scatter_ops import argminmax, export
+from tf_scatter_ops._dispatch import composed as _composed
+from tf_scatter_ops._dispatch import context as _calls
 from ecosystem_util import traced_op_types
 import reference as ref
 
@@ -345,7 +347,7 @@ def test_gradient_of_empty_inputs():
 def _forms(form, kind, args):
     """(kernel, TensorFlow-op form) of one call, each (value, positions)."""
     f = FUNCTIONS[form, kind]
-    composed = argminmax.composed_segments if form == "segment" else argminmax.composed_scatter
+    composed = _composed.arg_segments if form == "segment" else _composed.arg_scatter
     return tuple(f(*args)), composed(f.__name__, *[tf.convert_to_tensor(a) for a in args])
 
 
@@ -377,7 +379,7 @@ def test_the_tensorflow_op_form_has_the_kernels_gradient(form, kind):
     wrt = [0] if form == "segment" else [0, 2]
     g = tf.constant(np.random.default_rng(12).standard_normal((7 if form == "segment" else 6, 3)),
                     tf.float32)
-    composed = argminmax.composed_segments if form == "segment" else argminmax.composed_scatter
+    composed = _composed.arg_segments if form == "segment" else _composed.arg_scatter
     grads = []
     for use_kernel in (True, False):
         sources = [tf.constant(args[i]) for i in wrt]

@@ -26,7 +26,7 @@ import threading
 
 import pytest
 
-from tf_scatter_ops._table import SCATTER_GATHER as TABLE, TENSOR_SCATTERS
+from tf_scatter_ops._base.table import SCATTER_GATHER as TABLE, TENSOR_SCATTERS
 
 SCATTERS = tuple(row.py for row in TENSOR_SCATTERS)  # the op table's
 OPS = tuple(row.py for row in TABLE)  # the segment family: test_segments.py
@@ -247,7 +247,7 @@ def _segment_size_cases():
     TensorFlow's error, one too large to allocate a ResourceExhaustedError,
     a negative num_segments TensorFlow's error; the process survives every
     one (each of these aborted it once, as some abort TensorFlow's own)."""
-    from tf_scatter_ops import _table  # noqa: PLC0415 - the parent reads the table anyway
+    from tf_scatter_ops._base import table as _table  # noqa: PLC0415 - the parent reads the table anyway
     overflow = r"Encountered overflow when multiplying 4611686018427387904 with 3"
     per_segment = [row.py for row in _table.OPS
                    if row.kind in ("UnsortedSegment", "Groupwise", "ArgSegment")]
@@ -310,7 +310,7 @@ def _namespace():
     from tensorflow.python.eager import context, execute
 
     import tf_scatter_ops as tso
-    from tf_scatter_ops import _loader
+    from tf_scatter_ops._base import library as _loader
 
     lib = _loader.load()
     ns = dict(tf=tf, np=np, tso=tso, lib=lib, T4=tf.constant([1., 2., 3., 4.]),

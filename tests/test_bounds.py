@@ -16,8 +16,8 @@ import pytest
 import tensorflow as tf
 
 import tf_scatter_ops as tso
-from tf_scatter_ops import _loader
-from tf_scatter_ops._tf_private import ShardedVariable
+from tf_scatter_ops._base import library as _loader
+from tf_scatter_ops._base.tf_private import ShardedVariable
 import reference as ref
 
 IAE = tf.errors.InvalidArgumentError

@@ -12,7 +12,7 @@ import pytest
 import tensorflow as tf
 
 import tf_scatter_ops as tso
-from tf_scatter_ops import _calls
+from tf_scatter_ops._dispatch import context as _calls
 
 OPS = ("sum", "prod", "min", "max", "mean")
 IAE = tf.errors.InvalidArgumentError

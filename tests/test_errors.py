@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from tf_scatter_ops._table import TENSOR_SCATTERS
+from tf_scatter_ops._base.table import TENSOR_SCATTERS
 import tf_scatter_ops as tso
-from tf_scatter_ops import _loader
+from tf_scatter_ops._base import library as _loader
 
 IAE = tf.errors.InvalidArgumentError
 T4 = tf.constant([1., 2., 3., 4.])

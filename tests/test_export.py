@@ -17,6 +17,7 @@ import export_models
 import tf_scatter_ops as tso
 from ecosystem_util import ROOT, python_env
 from tf_scatter_ops import export
+from tf_scatter_ops.export import check as _check
 
 
 def _plugin_free_env():
@@ -76,7 +77,7 @@ def test_check_reports_outputs_that_differ(tmp_path):
     model = export_models.TensorOps()
     tf.saved_model.save(model, str(tmp_path / "src"), signatures={"serving_default": model.__call__})
     export.export(str(tmp_path / "src"), str(tmp_path / "dst"))
-    line, same = export._compare("x", np.array([1.0, 2.0]), np.array([1.0, 2.5]))
+    line, same = _check._compare("x", np.array([1.0, 2.0]), np.array([1.0, 2.5]))
     assert not same and "max difference 0.5" in line
     inputs = {"ids": export_models.IDS, "x": export_models.X}
     np.savez(tmp_path / "in.npz", **inputs)

@@ -51,7 +51,7 @@ import time
 import pytest
 
 import tf_scatter_ops as tso
-from tf_scatter_ops import _table
+from tf_scatter_ops._base import table as _table
 import fuzz_cases as fc
 import fuzz_pool
 

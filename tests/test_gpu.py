@@ -7,8 +7,8 @@ import pytest
 import tensorflow as tf
 
 import tf_scatter_ops as tso
-from tf_scatter_ops import _table
-from tf_scatter_ops._table import SCATTER_GATHER
+from tf_scatter_ops._base import table as _table
+from tf_scatter_ops._base.table import SCATTER_GATHER
 from tf_scatter_ops.ops import DTYPES
 import reference as ref
 

@@ -17,8 +17,11 @@ from tensorflow.python.framework import kernels
 import fatbin
 import library_link
 import tf_scatter_ops as tso
-from tf_scatter_ops import _loader, _stamp, _table, gpu
-from tf_scatter_ops._table import OP_TYPES as OP_NAMES
+from tf_scatter_ops import gpu
+from tf_scatter_ops._base import library as _loader
+from tf_scatter_ops._base import stamp as _stamp
+from tf_scatter_ops._base import table as _table
+from tf_scatter_ops._base.table import OP_TYPES as OP_NAMES
 from tf_scatter_ops.ops import DTYPES
 from ecosystem_util import python_env, run_python
 
@@ -228,7 +231,7 @@ import json
 import tensorflow as tf
 from tensorflow.python.framework import kernels
 import tf_scatter_ops as tso
-from tf_scatter_ops._table import OP_TYPES
+from tf_scatter_ops._base.table import OP_TYPES
 found = {}
 for op, raw in OP_TYPES.items():
     attr = "Tparams" if op == "gather_nd" else "T"

@@ -18,7 +18,8 @@ import pytest
 import tensorflow as tf
 
 import tf_scatter_ops as tso
-from tf_scatter_ops import _calls, _table
+from tf_scatter_ops._dispatch import context as _calls
+from tf_scatter_ops._base import table as _table
 from ecosystem_util import traced_op_types
 import reference as ref
 

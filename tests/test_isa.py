@@ -10,7 +10,7 @@ import pytest
 import tensorflow as tf
 
 import tf_scatter_ops as tso
-from tf_scatter_ops import _loader
+from tf_scatter_ops._base import library as _loader
 from ecosystem_util import python_env
 
 ISAS = ["portable", "avx2", "avx512"]

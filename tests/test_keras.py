@@ -10,6 +10,7 @@ import pytest
 import tensorflow as tf
 
 import tf_scatter_ops as tso
+from examples.scatter_accumulate import ScatterAccumulate
 from ecosystem_util import run_python
 
 ROWS, UNITS, K = 20, 3, 5
@@ -28,7 +29,7 @@ def _model(seed=1):
     keras.utils.set_random_seed(seed)
     ids = keras.Input((K,), dtype="int32", name="ids")
     weights = keras.Input((K,), name="weights")
-    out = tso.ScatterAccumulate(ROWS, UNITS, name="bag")([ids, weights])
+    out = ScatterAccumulate(ROWS, UNITS, name="bag")([ids, weights])
     return keras.Model([ids, weights], out)
 
 
@@ -92,7 +93,7 @@ def test_save_and_load_model_round_trip(tmp_path):
     model.save(path)
 
     loaded = keras.models.load_model(path)
-    assert isinstance(loaded.get_layer("bag"), tso.ScatterAccumulate)
+    assert isinstance(loaded.get_layer("bag"), ScatterAccumulate)
     np.testing.assert_array_equal(loaded.predict([ids, weights], verbose=0), expected)
 
     np.save(tmp_path / "ids.npy", ids)

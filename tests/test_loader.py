@@ -3,7 +3,7 @@
 import pytest
 import tensorflow as tf
 
-from tf_scatter_ops import _loader
+from tf_scatter_ops._base import library as _loader
 
 
 def test_library_is_stamped_with_the_running_tensorflow():
@@ -35,7 +35,7 @@ def test_import_registers_the_ops():
         from tensorflow.python.framework import op_def_registry
         assert op_def_registry.get("TfScatter>ScatterNd") is None
         import tf_scatter_ops
-        from tf_scatter_ops._table import OP_TYPES
+        from tf_scatter_ops._base.table import OP_TYPES
         for op in OP_TYPES.values():
             assert op_def_registry.get("TfScatter>" + op) is not None, op
         print("ok")
@@ -94,7 +94,8 @@ def test_python_dtype_lists_equal_the_registered_op_defs():
     exactly what the registered ops accept, for the tensor and the variable
     ops alike, so the two cannot drift apart."""
     from tensorflow.python.framework import op_def_registry
-    from tf_scatter_ops import _table, ops, variables
+    from tf_scatter_ops import ops, variables
+    from tf_scatter_ops._base import table as _table
 
     def allowed(op_type, attr):
         op_def = op_def_registry.get("TfScatter>" + op_type)

@@ -9,7 +9,10 @@ from tensorflow.python.framework import kernels, op_def_registry
 from tensorflow.python.framework import ops as tf_ops
 
 import tf_scatter_ops as tso
-from tf_scatter_ops import _calls, _loader, _table, ops, patch, variables
+from tf_scatter_ops import ops, patch, variables
+from tf_scatter_ops._dispatch import context as _calls
+from tf_scatter_ops._base import library as _loader
+from tf_scatter_ops._base import table as _table
 
 VALUE_ATTR = {"ScatterNd": "T", "TensorScatter": "T", "GatherNd": "Tparams", "UnsortedSegment": "T",
               "SortedSegment": "T", "SparseSegment": "T", "Groupwise": "T", "ArgScatter": "T",

@@ -13,7 +13,8 @@ from tensorflow.python.distribute import sharded_variable
 from tensorflow.python.ops import ref_variable, resource_variable_ops
 
 import tf_scatter_ops as tso
-from tf_scatter_ops import _table, patch
+from tf_scatter_ops import patch
+from tf_scatter_ops._base import table as _table
 import ecosystem_util
 import reference as ref
 

@@ -10,7 +10,7 @@ import pytest
 import tensorflow as tf
 
 import tf_scatter_ops as tso
-from tf_scatter_ops._tf_private import ShardedVariable
+from tf_scatter_ops._base.tf_private import ShardedVariable
 
 LAYOUTS = {"div": [4, 3], "uneven": [2, 4, 1], "one": [7]}
 SCATTERS = ("scatter_nd_update", "scatter_nd_add", "scatter_nd_sub", "scatter_nd_min",

@@ -6,7 +6,7 @@ import pytest
 import tensorflow as tf
 
 import tf_scatter_ops as tso
-from tf_scatter_ops import _table
+from tf_scatter_ops._base import table as _table
 from tf_scatter_ops.ops import DTYPES, INDEX_DTYPES
 import reference as ref
 

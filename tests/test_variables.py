@@ -18,7 +18,7 @@ import pytest
 import tensorflow as tf
 from tensorflow.python.ops import gen_state_ops
 
-from tf_scatter_ops._table import VARIABLE_SCATTERS
+from tf_scatter_ops._base.table import VARIABLE_SCATTERS
 import tf_scatter_ops as tso
 from tf_scatter_ops.ops import DTYPES as TENSOR_DTYPES, INDEX_DTYPES
 import reference as ref
@@ -806,7 +806,7 @@ def test_while_loop_row_updates_match_tensorflow(rng):
 def test_raw_variable_ops_reject_misuse_with_clear_errors():
     """Hand-made raw calls: wrong dtype attr, a variable that was never
     assigned, a policy typo; each an error naming the problem, none a crash."""
-    from tf_scatter_ops._calls import library_op
+    from tf_scatter_ops._dispatch.ours import library_op
     v = tf.Variable([1, 2, 3])
     with pytest.raises(tf.errors.InvalidArgumentError, match="variable has dtype int32 but the op's dtype is float"):
         library_op("ResourceScatterNdAdd")(v.handle, [[0]], [1.0])

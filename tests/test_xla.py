@@ -18,7 +18,10 @@ import pytest
 import tensorflow as tf
 
 import tf_scatter_ops as tso
-from tf_scatter_ops import _calls, _loader, _table, ops
+from tf_scatter_ops import ops
+from tf_scatter_ops._dispatch import context as _calls
+from tf_scatter_ops._base import library as _loader
+from tf_scatter_ops._base import table as _table
 import reference as ref
 
 TF_VERSION = tuple(int(v) for v in tf.__version__.split(".")[:2])

@@ -4,8 +4,8 @@ plugin: deterministic, one out-of-bound policy everywhere, correct gradients.
 Importing this package loads the compiled library (so that SavedModels and
 Keras models that use the `TfScatter>` ops load after `import tf_scatter_ops`),
 checks that it was built for the running TensorFlow (else
-TensorFlowVersionMismatchError), registers the gradients and the example
-Keras layer. `scatter_nd_update/add/sub/min/max` update variables in place.
+TensorFlowVersionMismatchError), registers the gradients and the Keras
+pieces (`tso.keras`). `scatter_nd_update/add/sub/min/max` update variables in place.
 `patch_tensorflow()` routes `tf.scatter_nd`, `tf.tensor_scatter_nd_*`,
 `tf.gather_nd`, `tf.gather`, `tf.nn.embedding_lookup(_sparse)`,
 `tf.compat.v1.scatter_nd_update/add/sub`, the variables' `scatter_nd_*`,
@@ -23,17 +23,18 @@ or the positions of the rows that hold a max or min
 
 import importlib.util as _importlib_util
 
+from tf_scatter_ops import export
 from tf_scatter_ops import gpu as _gpu
 from tf_scatter_ops import gradients as _gradients  # noqa: F401  (registers)
-from tf_scatter_ops._loader import (
+from tf_scatter_ops._base.library import (
     TensorFlowVersionMismatchError,
     active_isa,
     built_with_gpu,
     built_with_xla,
     cpu_isa,
-    load,
+    load as _load,
 )
-from tf_scatter_ops._calls import stock_ops
+from tf_scatter_ops._dispatch.context import stock_ops
 from tf_scatter_ops.gpu import gpu_status
 from tf_scatter_ops import nn
 from tf_scatter_ops.ops import (
@@ -102,30 +103,27 @@ from tf_scatter_ops.variables import (
     scatter_nd_update,
 )
 
-load()  # registers the TfScatter> ops at import, not on first use
+_load()  # registers the TfScatter> ops at import, not on first use
 _gpu.warn_if_stepped_aside()
 
 if _importlib_util.find_spec("keras") is not None:  # Keras is optional
     # the Keras layers and optimizers, registered for keras.models.load_model
     from tf_scatter_ops import keras
-    from tf_scatter_ops.keras_layers import ScatterAccumulate
 else:
     keras = None
-    ScatterAccumulate = None
 
 __all__ = [
-    "ScatterAccumulate",
     "TensorFlowVersionMismatchError",
     "active_isa",
     "built_with_gpu",
     "built_with_xla",
     "cpu_isa",
+    "export",
     "gather",
     "gather_nd",
     "gpu_status",
     "is_patched",
     "keras",
-    "load",
     "nn",
     "patch_tensorflow",
     "patched",

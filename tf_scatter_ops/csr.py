@@ -17,7 +17,8 @@ len(row_splits) - 1 segments. Gradients are those of the ops used.
 
 import tensorflow as tf
 
-from tf_scatter_ops import _calls, _convert, segments
+from tf_scatter_ops import segments
+from tf_scatter_ops._dispatch import backends, context, convert
 
 _OPS = ("segment_sum", "segment_prod", "segment_min", "segment_max", "segment_mean")
 
@@ -40,7 +41,7 @@ def _checked(splits, rows):
         raise ValueError(f"row_splits must be int32 or int64, got {splits.dtype.name}")
     if splits.shape.rank is not None and splits.shape.rank != 1:
         raise ValueError(f"row_splits must be 1-D, got shape {splits.shape}")
-    if _calls.in_xla_context():
+    if context.in_xla_context():
         return splits
     checks = [tf.debugging.assert_positive(tf.size(splits), message="row_splits is empty")]
     with tf.control_dependencies(checks):
@@ -59,15 +60,15 @@ def _checked(splits, rows):
 def _csr_function(op):
     def f(data, row_splits=None, name=None):
         data, row_splits = _splits(data, row_splits)
-        with _convert.scope(name or f.__name__):
-            data = _convert.tensor(data, name="data")
-            _convert.check_dtype(op, data.dtype, f.__name__)
+        with convert.scope(name or f.__name__):
+            data = convert.tensor(data, name="data")
+            convert.check_dtype(op, data.dtype, f.__name__)
             rows = tf.shape(data, out_type=tf.int64)[0]
             splits = _checked(tf.convert_to_tensor(row_splits, name="row_splits"), rows)
             ids = tf.searchsorted(splits, tf.range(rows, dtype=splits.dtype), side="right",
                                  out_type=splits.dtype) - 1
             n = tf.size(splits, out_type=splits.dtype) - 1
-            if _calls.lowering(xla_ours=False):  # TensorFlow's unsorted op: n rows
+            if backends.route(op) != backends.OURS:  # TensorFlow's unsorted op: n rows
                 if op == "segment_mean":  # segment_mean's: in data's dtype (integers truncate)
                     return _mean(data, ids, n)
                 unsorted = getattr(segments, "unsorted_" + op)
@@ -87,7 +88,7 @@ def _csr_function(op):
     f.__name__ = f.__qualname__ = op + "_csr"
     f.__doc__ = (f"{op} of each CSR row data[row_splits[i]:row_splits[i + 1]] "
                  f"(len(row_splits) - 1 rows; data may be a RaggedTensor instead).")
-    return _convert.public(f)
+    return convert.public(f)
 
 
 def _mean(data, ids, n):

@@ -14,7 +14,7 @@ without asking the driver.
 
 import warnings
 
-from tf_scatter_ops import _loader
+from tf_scatter_ops._base import library as _loader
 
 SETTING_ENV = "TF_SCATTER_OPS_GPU"
 HOW_TO_BUILD = (
@@ -37,7 +37,7 @@ def gpu_status():
     cuda_visible_devices; setting: $TF_SCATTER_OPS_GPU as read.
     """
     _loader.load()
-    return _status(_loader._library_function("tf_scatter_ops_gpu_status"))
+    return _status(_loader.library_function("tf_scatter_ops_gpu_status"))
 
 
 def decide(facts):
@@ -48,7 +48,7 @@ def decide(facts):
     For tests: the gate of this process decided from the real facts."""
     _loader.load()
     text = _facts_text(facts)
-    return _status(text + _loader._library_function("tf_scatter_ops_gpu_decide", text))
+    return _status(text + _loader.library_function("tf_scatter_ops_gpu_decide", text))
 
 
 def _version_number(text):  # "12.2" -> 12020

@@ -8,15 +8,17 @@ update that won (the last one in index order) gets gradient.
 
 import tensorflow as tf
 
-from tf_scatter_ops import _calls, _convert, _table, argminmax, groupwise, ops, segments
+from tf_scatter_ops import ops, segments
+from tf_scatter_ops._base import table
+from tf_scatter_ops._dispatch import backends, composed, context, convert, segment_ids
 
 
 def _policy(op):
-    return _convert.check_policy(op.get_attr("bad_indices_policy"))
+    return convert.check_policy(op.get_attr("bad_indices_policy"))
 
 
 def _gather(grad, indices, policy):
-    return _calls.raw_op("gather_nd")(params=grad, indices=indices, bad_indices_policy=policy)
+    return backends.run("gather_nd", policy, params=grad, indices=indices)
 
 
 def _scatter_nd_grad(op, grad):
@@ -169,7 +171,7 @@ def _segment_sum_grad(op, grad):
 def _segment_mean_grad(op, grad):
     """segment_mean: each row gets its segment's gradient over its row count."""
     data, ids, num_segments, rest = _segment_inputs(op)
-    count = segments._counts(data, ids, num_segments, _policy(op))
+    count = segment_ids.counts(data, ids, num_segments, _policy(op))
     return [_gather_drop_negatives(grad / count, ids)[0]] + rest
 
 
@@ -183,9 +185,9 @@ def _sparse_segment_grad(op, grad):
     nseg = tf.shape(op.outputs[0], out_type=tf.int64)[0]
     wide_indices, wide_ids = tf.cast(indices, tf.int64), tf.cast(ids, tf.int64)
     valid = (wide_indices >= 0) & (wide_indices < rows) & (wide_ids >= 0) & (wide_ids < nseg)
-    reducer = _table.BY_PY[_table.snake(op.type.split(">")[1])].reducer
+    reducer = table.BY_PY[table.snake(op.type.split(">")[1])].reducer
     if reducer != "AddOp":
-        count = segments._counts(data, ids, nseg, "IGNORE", rows=tf.cast(valid, grad.dtype))
+        count = segment_ids.counts(data, ids, nseg, "IGNORE", rows=tf.cast(valid, grad.dtype))
         grad = grad / (count if reducer == "MeanOp" else tf.sqrt(count))
     values, _ = _gather_drop_negatives(grad, tf.where(valid, ids, -tf.ones_like(ids)))
     if op.get_attr("sparse_gradient"):
@@ -201,7 +203,7 @@ def _distinct_rows(values, indices, valid, dense_shape):
     in index order: TensorFlow's sparse gradient of its sparse segment ops
     (and so of embedding_lookup_sparse). Under XLA, whose shapes are static,
     every index keeps its row (invalid ones as index 0, a zero row)."""
-    if _calls.in_xla_context():
+    if context.in_xla_context():
         return tf.IndexedSlices(values, tf.where(valid, indices, tf.zeros_like(indices)),
                                 dense_shape)
     kept = tf.reshape(tf.where(valid), [-1])  # the positions of the valid rows
@@ -252,12 +254,8 @@ def _groupwise_grad(op, grad):
     data, ids, num_segments = op.inputs
     ddof, policy = op.get_attr("ddof"), _policy(op)
     forward = op.type.split(">")[1]
-    if _calls.lowering(xla_ours=False):
-        return [groupwise.composed_grad(_table.snake(forward), data, grad, ids, num_segments,
-                                        ddof, policy), None, None]
-    dx = _calls.library_op(forward + "Grad")(
-        data=data, y=op.outputs[0], grad=grad, segment_ids=ids, num_segments=num_segments,
-        ddof=ddof, bad_indices_policy=policy)
+    dx = backends.run_groupwise_grad(table.snake(forward), data, op.outputs[0], grad, ids,
+                                     num_segments, ddof, policy)
     return [dx, None, None]
 
 
@@ -267,28 +265,28 @@ def _groupwise_second_order(op, grad):
     incoming gradient (the output's dependence on the data is in the
     recomputation)."""
     data, _, incoming, ids, num_segments = op.inputs
-    forward = _table.snake(op.type.split(">")[1][:-len("Grad")])
+    forward = table.snake(op.type.split(">")[1][:-len("Grad")])
     with tf.GradientTape() as tape:
         tape.watch([data, incoming])
-        dx = groupwise.composed_grad(forward, data, incoming, ids, num_segments,
-                                     op.get_attr("ddof"), _policy(op))
+        dx = composed.groupwise_grad(forward, data, incoming, ids, num_segments,
+                                     op.get_attr("ddof"), _policy(op), backends.route(forward))
     d_data, d_incoming = tape.gradient(dx, [data, incoming], output_gradients=grad)
     return [d_data, None, d_incoming, None, None]
 
 
 def _arg_grad(op, grad, unused_positions_grad):
     """*_with_argmax / _argmin: the value's gradient to the update row that
-    holds it alone (argminmax.value_gradient), the tensor's where its value
+    holds it alone (composed.value_gradient), the tensor's where its value
     stayed; the positions (integers) have none."""
     if grad is None:
         return [None] * 3
-    if _table.BY_PY[argminmax.py_of(op.type)].kind == "ArgSegment":  # data, ids, num
+    if table.BY_OP[op.type[len("TfScatter>"):]].kind == "ArgSegment":  # data, ids, num
         data, ids = op.inputs[0], op.inputs[1]
-        d_data, _ = argminmax.value_gradient(grad, op.outputs[1], data,
-                                             tf.shape(ids, tf.int64), segment=True)
+        d_data, _ = composed.value_gradient(grad, op.outputs[1], data,
+                                            tf.shape(ids, tf.int64), segment=True)
         return [d_data, None, None]
     indices, updates = op.inputs[1], op.inputs[2]  # tensor, indices, updates
-    d_updates, d_tensor = argminmax.value_gradient(
+    d_updates, d_tensor = composed.value_gradient(
         grad, op.outputs[1], updates, tf.shape(indices, tf.int64)[:-1], segment=False)
     return [d_tensor, None, d_updates]
 
@@ -311,7 +309,7 @@ _RULES = {
     "groupwise": _groupwise_grad,
     "arg": _arg_grad,
 }
-for _row in _table.OPS:
+for _row in table.OPS:
     tf.RegisterGradient("TfScatter>" + _row.op)(_RULES[_row.gradient])
     if _row.kind == "Groupwise":
         tf.RegisterGradient("TfScatter>" + _row.op + "Grad")(_groupwise_second_order)

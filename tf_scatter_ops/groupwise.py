@@ -32,9 +32,9 @@ TensorFlow's unsorted_segment_max / _sum with gathers and element-wise ops
 
 import tensorflow as tf
 
-from tf_scatter_ops import _calls, _convert, _stock_forms, _table, segments
+from tf_scatter_ops._dispatch import backends, convert
+from tf_scatter_ops._dispatch.segment_ids import inputs, ungrid
 
-_NAMES = tuple(row.py for row in _table.GROUPWISE)
 _PER_ROW = ("segment_softmax", "segment_log_softmax")  # shaped like data
 
 
@@ -45,18 +45,14 @@ def _check_ddof(ddof):
 
 
 def _call(op, data, segment_ids, num_segments, ddof, bad_indices_policy, name):
-    policy = _convert.check_policy(bad_indices_policy)
+    policy = convert.check_policy(bad_indices_policy)
     ddof = _check_ddof(ddof)
-    with _convert.scope(name or op):
-        data, segment_ids, num_segments, policy, grid = segments.inputs(
+    with convert.scope(name or op):
+        data, segment_ids, num_segments, policy, grid = inputs(
             op, data, segment_ids, num_segments, policy)
-        if _calls.lowering(xla_ours=False):
-            out = composed(op, data, segment_ids, num_segments, ddof, policy)
-        else:
-            out = _calls.library_op(_table.BY_PY[op].op)(
-                data=data, segment_ids=segment_ids, num_segments=num_segments, ddof=ddof,
-                bad_indices_policy=policy)
-        return out if op in _PER_ROW else segments.ungrid(out, grid)
+        out = backends.run(op, policy, ddof=ddof, data=data, segment_ids=segment_ids,
+                           num_segments=num_segments)
+        return out if op in _PER_ROW else ungrid(out, grid)
 
 
 def _function(op, doc, takes_ddof):
@@ -68,7 +64,7 @@ def _function(op, doc, takes_ddof):
             return _call(op, data, segment_ids, num_segments, 0, bad_indices_policy, name)
     f.__name__ = f.__qualname__ = op
     f.__doc__ = doc
-    return _convert.public(f)
+    return convert.public(f)
 
 
 segment_softmax = _function(
@@ -89,88 +85,3 @@ segment_var = _function(
 segment_std = _function(
     "segment_std",
     "The standard deviation of each segment's rows, sqrt(segment_var(..., ddof)).", True)
-
-
-# The same with segment reductions (TensorFlow's where the wrappers lower,
-# else ours) and TensorFlow's gathers and element-wise ops: under XLA, inside
-# stock_ops(), and the tests' second opinion.
-
-def _parts(segment_ids, num_segments):
-    """(the ids flattened, with the dropped ones at 0; kept: [ids.size] bool)."""
-    ids = tf.reshape(_stock_forms.wide(segment_ids), [-1])
-    num = tf.cast(num_segments, ids.dtype)
-    kept = (ids >= 0) & (ids < num)
-    safe = tf.where(kept, ids, tf.zeros_like(ids))
-    return safe, kept
-
-
-def _flat_rows(x, segment_ids):
-    """x as [ids.size] + x.shape[ids.rank:]."""
-    return tf.reshape(x, tf.concat([[-1], tf.shape(x, tf.int64)[tf.rank(segment_ids):]], 0))
-
-
-def _counts(x, segment_ids, num_segments, policy):
-    """Rows per segment, in x's dtype, shaped to divide its segment sums."""
-    ones = tf.ones(tf.shape(segment_ids), x.dtype)
-    n = segments.unsorted_segment_sum(ones, segment_ids, num_segments, bad_indices_policy=policy)
-    # int64 shapes: int32's wrap a segment count of 2**31 or more (to 0 when
-    # XLA folds them), which would reshape the counts wrongly
-    shape = tf.concat([tf.shape(n, tf.int64),
-                       tf.ones([tf.rank(x) - tf.rank(segment_ids)], tf.int64)], 0)
-    return tf.reshape(n, shape)
-
-
-def _compute_dtype(dtype):
-    return tf.float32 if dtype in (tf.float16, tf.bfloat16) else dtype
-
-
-def composed(op, data, segment_ids, num_segments, ddof=0, policy=""):
-    """`op` (a name of _NAMES) written with unsorted_segment_max / _sum (ours,
-    or TensorFlow's where the wrappers lower), gathers and element-wise ops."""
-    x = tf.cast(data, _compute_dtype(data.dtype))
-    safe, kept = _parts(segment_ids, num_segments)
-
-    def per_row(values):  # a segment's value at each data row
-        return tf.reshape(tf.gather(values, safe), tf.shape(x, tf.int64))
-
-    def drop(rows):  # 0 at the dropped rows
-        flat = _flat_rows(rows, segment_ids)
-        return tf.reshape(_stock_forms._select_rows(kept, flat, tf.zeros_like(flat)),
-                          tf.shape(x, tf.int64))
-
-    if op in ("segment_var", "segment_std"):
-        n = _counts(x, segment_ids, num_segments, policy)
-        mean = segments.unsorted_segment_sum(x, segment_ids, num_segments,
-                                             bad_indices_policy=policy) / n
-        d = x - per_row(mean)
-        divisor = n - ddof
-        # + 0 / 0 = NaN where n - ddof <= 0, as arithmetic: tf2onnx writes a
-        # float select as c * a + (1 - c) * b, which a NaN operand spoils
-        nan_where_too_few = tf.zeros_like(divisor) / tf.cast(divisor > 0, x.dtype)
-        out = segments.unsorted_segment_sum(d * d, segment_ids, num_segments,
-                                            bad_indices_policy=policy) / tf.maximum(divisor, 1)
-        out = out + nan_where_too_few
-        if op == "segment_std":
-            out = tf.sqrt(out)
-    else:
-        m = segments.unsorted_segment_max(x, segment_ids, num_segments, bad_indices_policy=policy)
-        shift = tf.where(tf.math.is_finite(m), m, tf.zeros_like(m))
-        shifted = x - per_row(shift)
-        total = segments.unsorted_segment_sum(tf.exp(shifted), segment_ids, num_segments,
-                                              bad_indices_policy=policy)
-        if op == "segment_logsumexp":
-            out = shift + tf.math.log(total)
-        elif op == "segment_log_softmax":
-            out = drop(shifted - per_row(tf.math.log(total)))
-        else:
-            out = drop(tf.exp(shifted) / per_row(total))
-    return tf.cast(out, data.dtype)
-
-
-def composed_grad(op, data, grad, segment_ids, num_segments, ddof=0, policy=""):
-    """The gradient of composed(...) with respect to data for the output's
-    gradient `grad`, by TensorFlow's gradients of those ops."""
-    with tf.GradientTape() as tape:
-        tape.watch(data)
-        out = composed(op, data, segment_ids, num_segments, ddof, policy)
-    return tape.gradient(out, data, output_gradients=grad)

@@ -12,7 +12,7 @@ contiguous blocks, the first tables one row longer), and `max_norm` clips
 each looked-up row to that l2 norm. The bags of `embedding_lookup_sparse`
 are reduced by the plugin's sparse_segment_* (no weights) or segment_sum
 (weights), in TensorFlow's order. A ShardedVariable is read shard by shard,
-each shard its own rows (sharded.py); with "mod" it is taken as the list of
+each shard its own rows (_dispatch/variable_rows.py); with "mod" it is taken as the list of
 its shards, as TensorFlow does. A TensorFlow 1.x PartitionedVariable, a
 dtype the plugin's gather does not take or (embedding_lookup) ragged ids go
 to TensorFlow's function.
@@ -20,8 +20,9 @@ to TensorFlow's function.
 
 import tensorflow as tf
 
-from tf_scatter_ops import _bounds, _convert, ops, segments, sharded, variables
-from tf_scatter_ops._tf_private import embedding_ops as _embedding_ops
+from tf_scatter_ops import ops, segments
+from tf_scatter_ops._base.tf_private import embedding_ops as _embedding_ops
+from tf_scatter_ops._dispatch import bounds, convert, variable_rows
 
 _COMBINERS = ("sum", "mean", "sqrtn")
 
@@ -42,7 +43,7 @@ def _tensorflows(params):
     """True when TensorFlow's own lookup must read `params`: a table we do
     not read, or a list of tables of unknown lengths."""
     shards = params if isinstance(params, (list, tuple)) else [params]
-    return (not shards or not all(ops._ours_reads(p) for p in shards)
+    return (not shards or not all(variable_rows.ours_reads(p) for p in shards)
             or (len(shards) > 1 and any(tf.TensorShape(p.shape).rank is None
                                         or tf.TensorShape(p.shape)[0] is None for p in shards)))
 
@@ -53,8 +54,8 @@ def _tables(params, partition_strategy):
     shard by shard, unless the strategy is "mod": then, as in TensorFlow,
     its shards are the list."""
     tables = list(params) if isinstance(params, (list, tuple)) else [params]
-    table = variables.local_variable(tables[0]) if tables else None
-    if sharded.is_sharded(table):
+    table = variable_rows.local_variable(tables[0]) if tables else None
+    if variable_rows.is_sharded(table):
         return list(table.variables) if partition_strategy == "mod" else [table]
     return tables
 
@@ -76,7 +77,7 @@ def _partition(first, params, partition_strategy, total):
 
 def _lookup(params, ids, partition_strategy, max_norm, bad_indices_policy):
     params = _tables(params, partition_strategy)
-    ids = _convert.indices(ids)
+    ids = convert.indices(ids)
     if len(params) == 1:
         return _clip(ops.gather(params[0], ids, bad_indices_policy=bad_indices_policy), ids,
                      max_norm)
@@ -85,19 +86,19 @@ def _lookup(params, ids, partition_strategy, max_norm, bad_indices_policy):
     for shape in shapes[1:]:
         row_shape = row_shape.merge_with(shape[1:])
     total = _rows_in(params)  # static: _tensorflows takes lists of unknown lengths
-    given = _convert.check_policy(bad_indices_policy)
-    clamped, policy = _bounds.ids(given, ids, total)  # CLIP: into the whole table
-    rows = sharded.Rows(params, [total] + row_shape.as_list(), clamped[..., None], policy,
+    given = convert.check_policy(bad_indices_policy)
+    clamped, policy = bounds.ids(given, ids, total)  # CLIP: into the whole table
+    rows = variable_rows.Rows(params, [total] + row_shape.as_list(), clamped[..., None], policy,
                         "embedding_lookup",
                         lambda first: _partition(first, params, partition_strategy, total))
     parts = [ops.gather_nd(p, local, bad_indices_policy=policy)
              for p, local in zip(params, rows.local)]
-    found = _bounds.fill(given, rows.stitch(parts, parts[0].dtype), ids[..., None], None,
+    found = bounds.fill(given, rows.stitch(parts, parts[0].dtype), ids[..., None], None,
                          shape=[total])
     return _clip(found, ids, max_norm)
 
 
-@_convert.public
+@convert.public
 def embedding_lookup(params, ids, max_norm=None, name=None, bad_indices_policy=""):
     """tf.nn.embedding_lookup: the rows of `params` (a table, or a list of
     tables partitioned "div", as TensorFlow 2's) at `ids`, of any shape; see
@@ -105,21 +106,21 @@ def embedding_lookup(params, ids, max_norm=None, name=None, bad_indices_policy="
     return embedding_lookup_v1(params, ids, "div", name, None, max_norm, bad_indices_policy)
 
 
-@_convert.public
+@convert.public
 def embedding_lookup_v1(params, ids, partition_strategy="mod", name=None,
                         validate_indices=True, max_norm=None, bad_indices_policy=""):
     """tf.compat.v1.nn.embedding_lookup (partition_strategy "mod" or "div")."""
     del validate_indices  # ignored by TensorFlow too
     if params is None or (isinstance(params, (list, tuple)) and not params):
         raise ValueError("params must be a table or a non-empty list of tables")
-    if _tensorflows(params) or _convert.foreign(ids):  # e.g. a RaggedTensor of ids
-        if _convert.check_policy(bad_indices_policy):
+    if _tensorflows(params) or convert.foreign(ids):  # e.g. a RaggedTensor of ids
+        if convert.check_policy(bad_indices_policy):
             raise ValueError("bad_indices_policy applies where the plugin reads the rows; "
                              "this lookup (a partitioned variable, another dtype or ragged ids) "
                              "is TensorFlow's")
         return _embedding_ops.embedding_lookup(params, ids, partition_strategy, name,
                                                max_norm=max_norm)
-    with _convert.scope(name or "embedding_lookup"):
+    with convert.scope(name or "embedding_lookup"):
         return tf.identity(_lookup(params, ids, partition_strategy, max_norm, bad_indices_policy))
 
 
@@ -140,7 +141,7 @@ def _bags(sp_ids, sp_weights):
     return sp_ids.indices[:, 0], sp_ids.values, weights
 
 
-@_convert.public
+@convert.public
 def embedding_lookup_sparse(params, sp_ids, sp_weights, combiner=None, max_norm=None, name=None,
                             allow_fast_lookup=False, bad_indices_policy=""):
     """tf.nn.embedding_lookup_sparse: one row per bag (a row of `sp_ids`), the
@@ -153,7 +154,7 @@ def embedding_lookup_sparse(params, sp_ids, sp_weights, combiner=None, max_norm=
                                       max_norm, allow_fast_lookup, bad_indices_policy)
 
 
-@_convert.public
+@convert.public
 def embedding_lookup_sparse_v1(params, sp_ids, sp_weights, partition_strategy="mod", name=None,
                                combiner=None, max_norm=None, allow_fast_lookup=False,
                                bad_indices_policy=""):
@@ -161,7 +162,7 @@ def embedding_lookup_sparse_v1(params, sp_ids, sp_weights, partition_strategy="m
     combiner = "mean" if combiner is None else combiner
     if combiner not in _COMBINERS:
         raise ValueError(f"combiner must be one of 'mean', 'sqrtn' or 'sum', got {combiner!r}")
-    policy = _convert.check_policy(bad_indices_policy)
+    policy = convert.check_policy(bad_indices_policy)
     if _tensorflows(params):
         if policy:
             raise ValueError("bad_indices_policy applies where the plugin reads the rows; "
@@ -173,14 +174,14 @@ def embedding_lookup_sparse_v1(params, sp_ids, sp_weights, partition_strategy="m
     tables = _tables(params, partition_strategy)
     if policy == "FILL":
         bad_indices_policy = "IGNORE"  # a bag leaves a bad id out, as segments do under FILL
-    with _convert.scope(name or "embedding_lookup_sparse"):
+    with convert.scope(name or "embedding_lookup_sparse"):
         segment_ids, ids, weights = _bags(sp_ids, sp_weights)
-        table = variables.local_variable(tables[0])
+        table = variable_rows.local_variable(tables[0])
         if (len(tables) == 1 and max_norm is None and weights is None
-                and not sharded.is_sharded(table)):
+                and not variable_rows.is_sharded(table)):
             # the rows are read by the segment op itself, from the variable's
             # buffer without a copy of it (as TensorFlow's lookup does)
-            if variables.is_resource_variable(table):
+            if variable_rows.is_resource_variable(table):
                 table = table.read_value_no_copy()
             return _reduce_bags(table, ids, segment_ids, combiner, bad_indices_policy)
         if bad_indices_policy == "IGNORE":

@@ -19,11 +19,11 @@ Semantics (all ops, every device we register):
 
 import tensorflow as tf
 
-from tf_scatter_ops import _bounds, _calls, _convert, sharded, variables, xla_sites
-from tf_scatter_ops._calls import in_xla_context, xla_uses_our_kernels  # noqa: F401  (API)
-from tf_scatter_ops._convert import DTYPES, INDEX_DTYPES, POLICIES, public  # noqa: F401  (API)
-from tf_scatter_ops._tf_private import EagerTensor as _EagerTensor
-from tf_scatter_ops._tf_private import array_ops as _array_ops
+from tf_scatter_ops._base import table
+from tf_scatter_ops._base.tf_private import array_ops as _array_ops
+from tf_scatter_ops._dispatch import backends, bounds, context, convert, variable_rows
+from tf_scatter_ops._dispatch.context import xla_uses_our_kernels  # noqa: F401  (API)
+from tf_scatter_ops._dispatch.convert import DTYPES, INDEX_DTYPES, POLICIES, public  # noqa: F401
 
 
 def _tensor_scatter(op, tensor, indices, updates, bad_indices_policy, name, include_self=True,
@@ -33,29 +33,23 @@ def _tensor_scatter(op, tensor, indices, updates, bad_indices_policy, name, incl
     # and we execute eagerly: a function being traced can capture eager
     # tensors, and there the op needs library_op's node name and traceback,
     # or XLA's lowering.
-    if (type(tensor) is _EagerTensor and type(indices) is _EagerTensor
-            and type(updates) is _EagerTensor and bad_indices_policy == "" and include_self is True
-            and indices_are_sorted is False and unique_indices is False
-            and tf.executing_eagerly() and not _calls.emitting_stock()):
+    if (bad_indices_policy == "" and include_self is True and indices_are_sorted is False
+            and unique_indices is False and backends.eager_ours(tensor, indices, updates)):
         dtype = tensor._datatype_enum()
-        if (dtype in _convert.ENUM_SETS[op] and indices._datatype_enum() in _convert.INDEX_ENUMS
+        if (dtype in convert.ENUM_SETS[op] and indices._datatype_enum() in convert.INDEX_ENUMS
                 and updates._datatype_enum() == dtype):
-            return _calls.eager_op(op)(tensor, indices, updates)
-    policy = _convert.check_policy(bad_indices_policy)
-    with _convert.scope(name or op):
-        tensor = _convert.tensor(tensor, name="tensor")
-        _convert.check_dtype(op, tensor.dtype)
-        indices = _convert.indices(indices)
-        updates = _convert.tensor(updates, dtype=tensor.dtype, name="updates")
-        indices, policy = _bounds.nd(policy, indices, like=tensor)
-        hints = _calls.hints(indices_are_sorted, unique_indices)
+            return backends.eager_op(op)(tensor, indices, updates)
+    policy = convert.check_policy(bad_indices_policy)
+    with convert.scope(name or op):
+        tensor = convert.tensor(tensor, name="tensor")
+        convert.check_dtype(op, tensor.dtype)
+        indices = convert.indices(indices)
+        updates = convert.tensor(updates, dtype=tensor.dtype, name="updates")
+        indices, policy = bounds.nd(policy, indices, like=tensor)
+        hints = backends.hint_attrs(indices_are_sorted, unique_indices)
         if not _check_include_self(include_self):
             tensor = _exclude_self(op, tensor, indices, updates, policy, hints)
-        out = _calls.raw_op(op)(tensor=tensor, indices=indices, updates=updates,
-                                bad_indices_policy=policy, **hints)
-        if in_xla_context() and out.op.type.startswith("TfScatter>"):
-            xla_sites.mark_scatter(out, tensor)
-        return out
+        return backends.run(op, policy, hints, tensor=tensor, indices=indices, updates=updates)
 
 
 def _check_include_self(include_self):
@@ -64,25 +58,13 @@ def _check_include_self(include_self):
     return include_self
 
 
-def _identity(op, dtype):
-    """The value a reduction starts from: 0 for add, 1 for mul, the
-    highest (lowest) value for min (max): +-inf for floats."""
-    if op.endswith("_add"):
-        return tf.zeros([], dtype)
-    if op.endswith("_mul"):
-        return tf.ones([], dtype)
-    is_min = op.endswith("_min")
-    if dtype.is_floating:
-        return tf.constant(float("inf") if is_min else float("-inf"), dtype)
-    return tf.constant(dtype.max if is_min else dtype.min, dtype)
-
-
 def _exclude_self(op, tensor, indices, updates, policy, hints):
     """include_self=False (PyTorch's scatter_reduce): `tensor` with the
     reduction's identity at the slots the updates reach, so that only the
     updates reduce there; other slots keep their value."""
-    fill = tf.fill(tf.shape(updates), _identity(op, tensor.dtype))
-    return tensor_scatter_nd_update(tensor, indices, fill, bad_indices_policy=policy, **hints)
+    fill = tf.fill(tf.shape(updates), table.identity(table.BY_PY[op].reducer, tensor.dtype))
+    return backends.run("tensor_scatter_nd_update", policy, hints, tensor=tensor,
+                        indices=indices, updates=fill)
 
 
 @public
@@ -97,25 +79,22 @@ def scatter_nd(indices, updates, shape, bad_indices_policy="", name=None,
     `unique_indices` promise that the rows' destinations are sorted /
     distinct (see tensor_scatter_nd_add).
     """
-    policy = _convert.check_policy(bad_indices_policy)
-    with _convert.scope(name or "scatter_nd"):
-        indices = _convert.indices(indices)
-        updates = _convert.tensor(updates, name="updates")
-        _convert.check_dtype("scatter_nd", updates.dtype)
-        shape = _convert.int_tensor(shape, indices.dtype, "shape")
-        if shape.dtype not in _convert.INDEX_SET:
+    policy = convert.check_policy(bad_indices_policy)
+    with convert.scope(name or "scatter_nd"):
+        indices = convert.indices(indices)
+        updates = convert.tensor(updates, name="updates")
+        convert.check_dtype("scatter_nd", updates.dtype)
+        shape = convert.int_tensor(shape, indices.dtype, "shape")
+        if shape.dtype not in convert.INDEX_SET:
             raise ValueError(
                 f"shape must be int16, int32 or int64, got {shape.dtype.name}")
         if shape.dtype != indices.dtype:
             wide = max(shape.dtype, indices.dtype, key=lambda d: d.size)
             shape, indices = tf.cast(shape, wide), tf.cast(indices, wide)
-        indices, policy = _bounds.nd(policy, indices, shape=shape)
-        # XLA needs the shape at compile time. TensorFlow's op has it made a
-        # constant of the compiled function; ours must find it in the graph.
-        xla_ours = not in_xla_context() or tf.get_static_value(shape) is not None
-        return _calls.raw_op("scatter_nd", xla_ours)(
-            indices=indices, updates=updates, shape=shape, bad_indices_policy=policy,
-            **_calls.hints(indices_are_sorted, unique_indices, xla_ours))
+        indices, policy = bounds.nd(policy, indices, shape=shape)
+        return backends.run("scatter_nd", policy,
+                            backends.hint_attrs(indices_are_sorted, unique_indices),
+                            indices=indices, updates=updates, shape=shape)
 
 
 # The reductions that take include_self (PyTorch's scatter_reduce's): with
@@ -194,13 +173,13 @@ def tensor_scatter_nd_mean(tensor, indices, updates, bad_indices_policy="", name
     its own value; other slots keep theirs. Integers divide with truncation
     (as segment_mean). A sum, a count and a division of the plugin's ops."""
     _check_include_self(include_self)
-    policy = _convert.check_policy(bad_indices_policy)
-    with _convert.scope(name or "tensor_scatter_nd_mean"):
-        tensor = _convert.tensor(tensor, name="tensor")
-        _convert.check_dtype("tensor_scatter_nd_add", tensor.dtype, "tensor_scatter_nd_mean")
-        indices = _convert.indices(indices)
-        updates = _convert.tensor(updates, dtype=tensor.dtype, name="updates")
-        indices, policy = _bounds.nd(policy, indices, like=tensor)
+    policy = convert.check_policy(bad_indices_policy)
+    with convert.scope(name or "tensor_scatter_nd_mean"):
+        tensor = convert.tensor(tensor, name="tensor")
+        convert.check_dtype("tensor_scatter_nd_add", tensor.dtype, "tensor_scatter_nd_mean")
+        indices = convert.indices(indices)
+        updates = convert.tensor(updates, dtype=tensor.dtype, name="updates")
+        indices, policy = bounds.nd(policy, indices, like=tensor)
         hints = {"indices_are_sorted": indices_are_sorted, "unique_indices": unique_indices}
         sums = tensor_scatter_nd_add(tensor, indices, updates, bad_indices_policy=policy,
                                      include_self=include_self, **hints)
@@ -250,50 +229,36 @@ def gather_nd(params, indices, batch_dims=0, name=None, bad_indices_policy="", f
     variable). For rank-2 indices of depth 1 (row lookups) the gradient is a
     `tf.IndexedSlices`, as in TensorFlow.
     """
-    given = policy = _convert.check_policy(bad_indices_policy)
-    _bounds.check_fill(policy, fill_value)
-    with _convert.scope(name or "gather_nd"):
-        variable = variables.local_variable(params)
-        from_variable = variables.is_resource_variable(variable) or sharded.is_sharded(variable)
+    given = policy = convert.check_policy(bad_indices_policy)
+    bounds.check_fill(policy, fill_value)
+    with convert.scope(name or "gather_nd"):
+        variable = variable_rows.local_variable(params)
+        from_variable = (variable_rows.is_resource_variable(variable)
+                         or variable_rows.is_sharded(variable))
         if from_variable:
             params = variable  # rows read from its buffer, not a copy of it
         else:
-            params = _convert.tensor(params, name="params")
-        _convert.check_dtype("gather_nd", params.dtype)
-        indices = _convert.indices(indices)
-        given_dims, batch_dims = batch_dims, _convert.static_int(batch_dims)
+            params = convert.tensor(params, name="params")
+        convert.check_dtype("gather_nd", params.dtype)
+        indices = convert.indices(indices)
+        given_dims, batch_dims = batch_dims, convert.static_int(batch_dims)
         if batch_dims is None or batch_dims < 0:
             raise ValueError(
                 "batch_dims must be a non-negative integer known when the op is built, "
-                f"got {_convert.describe(given_dims)}")
+                f"got {convert.describe(given_dims)}")
         if batch_dims:
             indices = _batch_indices(params, indices, batch_dims)
-        indices, policy = _bounds.nd(policy, indices, like=params)
-        if sharded.is_sharded(variable):  # each shard reads its own rows
-            rows = sharded.Rows(variable.variables, variable.shape, indices, policy, "gather_nd")
-            out = rows.stitch([variables.gather_rows(shard, local, policy)
+        indices, policy = bounds.nd(policy, indices, like=params)
+        if variable_rows.is_sharded(variable):  # each shard reads its own rows
+            rows = variable_rows.Rows(variable.variables, variable.shape, indices, policy,
+                                      "gather_nd")
+            out = rows.stitch([variable_rows.gather_rows(shard, local, policy)
                                for shard, local in zip(rows.shards, rows.local)], variable.dtype)
         elif from_variable:
-            out = variables.gather_rows(variable, indices, policy)
+            out = variable_rows.gather_rows(variable, indices, policy)
         else:
-            out = _calls.raw_op("gather_nd")(params=params, indices=indices,
-                                             bad_indices_policy=policy)
-        return _bounds.fill(given, out, indices, fill_value, like=params)
-
-
-def _ours_reads(params):
-    """True when our gather_nd can read `params`' rows: a tensor, a resource
-    variable (also behind a Keras or distributed variable), a sharded
-    variable, or what converts to a tensor, of a dtype our gather_nd takes;
-    not a (TensorFlow 1.x) partitioned variable, nor a composite tensor."""
-    variable = variables.local_variable(params)
-    if (_convert.foreign(params) and not variables.is_resource_variable(variable)
-            and not sharded.is_sharded(variable)):
-        return False
-    if type(variable).__name__ == "PartitionedVariable":
-        return False
-    dtype = getattr(params, "dtype", None)
-    return dtype is None or tf.as_dtype(dtype).base_dtype in _convert.DTYPE_SETS["gather_nd"]
+            out = backends.run("gather_nd", policy, params=params, indices=indices)
+        return bounds.fill(given, out, indices, fill_value, like=params)
 
 
 @public
@@ -312,14 +277,14 @@ def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name
     TensorFlow.
     """
     del validate_indices  # deprecated and ignored by TensorFlow too
-    axis_value = 0 if axis is None else _convert.static_int(axis)
-    if (axis_value == 0 and _convert.static_int(batch_dims) == 0 and _ours_reads(params)
-            and not _convert.foreign(indices)):
-        with _convert.scope(name or "gather"):
-            indices = _convert.indices(indices)
+    axis_value = 0 if axis is None else convert.static_int(axis)
+    if (axis_value == 0 and convert.static_int(batch_dims) == 0 and variable_rows.ours_reads(params)
+            and not convert.foreign(indices)):
+        with convert.scope(name or "gather"):
+            indices = convert.indices(indices)
             return gather_nd(params, tf.expand_dims(indices, -1),
                              bad_indices_policy=bad_indices_policy, fill_value=fill_value)
-    if _convert.check_policy(bad_indices_policy) or fill_value is not None:
+    if convert.check_policy(bad_indices_policy) or fill_value is not None:
         raise ValueError(
             "bad_indices_policy and fill_value apply to row lookups (axis 0, batch_dims 0) of the "
             f"dtypes gather_nd takes; this gather (axis={axis!r}, batch_dims={batch_dims!r}) "

@@ -49,8 +49,10 @@ import threading
 import tensorflow as tf
 
 
-from tf_scatter_ops import _convert, _table, nn, ops, segments, sharded, variables
-from tf_scatter_ops._tf_private import ref_variable, resource_variable_ops
+from tf_scatter_ops import nn, ops, segments, variables
+from tf_scatter_ops._base import table as _table
+from tf_scatter_ops._base.tf_private import ShardedVariable, ref_variable, resource_variable_ops
+from tf_scatter_ops._dispatch import convert as _convert
 
 
 @_convert.public
@@ -143,7 +145,7 @@ _V1 = dict(
     **{row.py: _V1_SPARSE[_table.NAMESPACE[row.py][1]] for row in _table.SPARSE_SEGMENTS
        if hasattr(tf.compat.v1, row.py) and _table.NAMESPACE[row.py][1] in _V1_SPARSE},
 )
-_METHODS = {op: _variable_method(op) for op in variables._OPS}
+_METHODS = {op: _variable_method(op) for op in variables.TENSOR_OPS}
 # A resource variable's methods that take an IndexedSlices (what optimizers
 # apply sparse gradients with) and sparse_read; the originals are
 # TensorFlow's, taken before any patch.
@@ -151,13 +153,13 @@ _BASE = resource_variable_ops.BaseResourceVariable
 _RESOURCE_METHODS = dict(
     _METHODS,
     **{name: variables.sparse_delta_method(name, getattr(_BASE, name))
-       for name in variables._SPARSE_DELTA_OPS},
+       for name in variables.SPARSE_DELTA_METHODS},
     sparse_read=variables.sparse_read_method(_BASE.sparse_read))
 # A ShardedVariable's: its scatter_* on ours (every row checked before any
 # shard is written), and sparse_read returning the rows in index order
 # (TensorFlow's returns them grouped by shard, so tf.gather of unsorted ids
 # from a ShardedVariable comes back in another order).
-_SHARDED = sharded.ShardedVariable
+_SHARDED = ShardedVariable
 
 
 def _sharded_sparse_read(self, indices, name=None):
@@ -169,7 +171,7 @@ def _sharded_sparse_read(self, indices, name=None):
 _SHARDED_READ = _SHARDED.sparse_read
 _SHARDED_METHODS = dict(
     {name: variables.sparse_delta_method(name, getattr(_SHARDED, name))
-     for name in variables._SPARSE_DELTA_OPS},
+     for name in variables.SPARSE_DELTA_METHODS},
     sparse_read=_convert.public(_sharded_sparse_read))
 
 

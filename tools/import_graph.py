@@ -2,12 +2,14 @@
 
     .venv/bin/python tools/import_graph.py [--json] [--dot]
 
-Prints the package's rooms (modules and their lines), the arrows between them
-(one per importing module and imported module, whether the import is at the
-top of the module or inside a function), the floors (the longest chain of
-arrows, counting the modules on it: a module that imports none of the package
-stands on floor 1), the cycles, and the reach-ins: one module using a
-`_private` name of another. docs/architecture.md draws the result.
+Prints the package's rooms (a top-level module, or a sub-package with all its
+modules; with their lines), the arrows between rooms (one per importing room
+and imported room, whether the import is at the top of a module or inside a
+function), the floors (the longest chain of arrows, counting the rooms on it:
+a room that imports no other room stands on floor 1), the cycles between
+modules, and the reach-ins: one module using a `_private` name of another.
+docs/architecture.md draws the result; tests/test_package_layout.py holds the
+package to it.
 """
 
 import ast
@@ -19,10 +21,10 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 PACKAGE = "tf_scatter_ops"
 
 
-def modules():
+def modules(root=ROOT):
     found = {}
-    for path in sorted((ROOT / PACKAGE).rglob("*.py")):
-        parts = path.relative_to(ROOT).with_suffix("").parts
+    for path in sorted((root / PACKAGE).rglob("*.py")):
+        parts = path.relative_to(root).with_suffix("").parts
         name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
         found[name] = path
     return found
@@ -35,8 +37,8 @@ def _resolve(name, known):
     return name or None
 
 
-def analyse():
-    known = modules()
+def analyse(root=ROOT):
+    known = modules(root)
     arrows, reach_ins, lines = {}, [], {}
     for name, path in known.items():
         tree = ast.parse(path.read_text(), str(path))
@@ -125,12 +127,28 @@ def floors(arrows, cycles):
     return {m: of(m) for m in arrows}
 
 
+def room(module):
+    """tf_scatter_ops.a -> itself; tf_scatter_ops.sub.b -> tf_scatter_ops.sub."""
+    return ".".join(module.split(".")[:2])
+
+
+def rooms(arrows, lines):
+    """(arrows between rooms, lines per room)."""
+    between, size = {}, {}
+    for m, targets in arrows.items():
+        between.setdefault(room(m), set()).update(room(t) for t in targets if room(t) != room(m))
+        size[room(m)] = size.get(room(m), 0) + lines[m]
+    return {r: sorted(t) for r, t in between.items()}, size
+
+
 def main():
-    known, arrows, reach_ins, lines = analyse()
-    cycles = _cycles(arrows)
-    floor = floors(arrows, cycles)
+    known, module_arrows, reach_ins, module_lines = analyse()
+    cycles = _cycles(module_arrows)
+    arrows, lines = rooms(module_arrows, module_lines)
+    floor = floors(arrows, _cycles(arrows))
     summary = {
         "modules": len(known),
+        "rooms": len(arrows),
         "lines": sum(lines.values()),
         "arrows": sum(len(v) for v in arrows.values()),
         "floors": max(floor.values()),

@@ -7,10 +7,16 @@ import contextlib
 import numpy as np
 import tensorflow as tf
 
-from tf_scatter_ops import _table
-from tf_scatter_ops._tf_private import ShardedVariable
+from tf_scatter_ops._base import table as _table
+from tf_scatter_ops._base.tf_private import ShardedVariable
 
-POLICIES = ("", "DEFAULT", "ERROR", "IGNORE", "CLIP", "FILL")
+# The policies the kernels implement (cc/kernels/common: the op attr's
+# values), and those the wrappers resolve before the op is built
+# (bounds.py: CLIP clamps the indices, FILL is IGNORE and a fill), into
+# indices in range and IGNORE.
+KERNEL_POLICIES = ("", "DEFAULT", "ERROR", "IGNORE")
+WRAPPER_POLICIES = ("CLIP", "FILL")
+POLICIES = KERNEL_POLICIES + WRAPPER_POLICIES
 INDEX_DTYPES = (tf.int16, tf.int32, tf.int64)
 
 # Value dtypes per op, from the op table (cc/ops/op_table.h).
@@ -44,8 +50,8 @@ def check_policy(bad_indices_policy):
     if bad_indices_policy not in POLICIES:
         raise tf.errors.InvalidArgumentError(
             None, None,
-            f"Unknown bad_indices_policy {bad_indices_policy!r}: expected '', "
-            "'DEFAULT', 'ERROR', 'IGNORE', 'CLIP' or 'FILL' (upper case)")
+            f"Unknown bad_indices_policy {bad_indices_policy!r}: expected "
+            + ", ".join(repr(p) for p in POLICIES[:-1]) + f" or {POLICIES[-1]!r} (upper case)")
     return bad_indices_policy
 
 

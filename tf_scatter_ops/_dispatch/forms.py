@@ -1,7 +1,13 @@
-"""The forms stock_ops() (_calls.py) writes: each plugin op as TensorFlow
-built-in ops with the plugin's results for valid input (and IGNORE's results
-for bad rows), chosen among the ops that TensorFlow's kernels, TFLite's
-built-in ops and tf2onnx all take, so that one export serves all three.
+"""Each plugin op as TensorFlow's built-in ops, in two flavours:
+
+- XLA's (`stock=False`): TensorFlow's op of the same meaning as it is
+  (int16 indices widened), which XLA compiles, where our XLA kernels do not
+  apply; mul and div, which TensorFlow has no op for, as a product of
+  segments; sparse segments with num_segments as a gather and a segment sum.
+- stock_ops()' (`stock=True`): built-in ops with the plugin's results for
+  valid input (and IGNORE's results for bad rows), chosen among the ops that
+  TensorFlow's kernels, TFLite's built-in ops and tf2onnx all take, so that
+  one export serves all three:
 
 - Index dtypes: int16 indices are widened to int32.
 - Index depths TensorFlow's scatters do not take (0, above 7) become depth 1
@@ -39,7 +45,10 @@ built-in ops and tf2onnx all take, so that one export serves all three.
 import numpy as np
 import tensorflow as tf
 
-from tf_scatter_ops import _table
+import functools
+import inspect
+
+from tf_scatter_ops._base import table as _table
 
 MAX_SCATTER_DEPTH = 7  # TensorFlow's scatter kernels
 _UNSORTED = {"segment_sum": "unsorted_segment_sum", "segment_prod": "unsorted_segment_prod",
@@ -47,13 +56,28 @@ _UNSORTED = {"segment_sum": "unsorted_segment_sum", "segment_prod": "unsorted_se
              "segment_mean": "unsorted_segment_sum"}
 
 
-def call(op, theirs, policy, inputs, lowered):
-    """TensorFlow's ops for the plugin's `op` on `inputs`; `theirs`, its
-    TensorFlow op, is built by `lowered(op, theirs, policy, **inputs)`
-    (dtype widening, attributes)."""
-    kind = _table.BY_PY[op].kind
+def lowered(op, policy, inputs, stock):
+    """TensorFlow's ops for the plugin's `op` (a Python name of the op
+    table) on `inputs` (the op's inputs by name, canonical: tensors, the
+    policy resolved by bounds.py): XLA's flavour, or with `stock` the
+    forms TFLite and ONNX take too."""
+    row = _table.BY_PY[op]
+    if row.tf is None:  # mul, div: no TensorFlow op
+        return scatter_product(op, policy, **inputs)
+    theirs = getattr(tf.raw_ops, row.tf)
+    if row.kind == "SparseSegment":
+        if "num_segments" in inputs and not stock:
+            return _sparse_for_xla(op, inputs, policy)
+        theirs = getattr(tf.raw_ops, row.tf.replace("WithNumSegments", "") + (
+            "WithNumSegments" if "num_segments" in inputs else ""))
+    if not stock and not _whole_tensor_rows(row, inputs):
+        return plain(theirs, policy, inputs, op == "gather_nd")
+    # the forms TensorFlow's kernels take; under XLA, rows of depth 0 as rows
+    # [0] into a leading dimension of 1: XLA's scatter keeps only the last of
+    # such rows, and TensorFlow's op refuses a scalar tensor
+    kind = row.kind
     if kind in ("ScatterNd", "TensorScatter"):
-        return _scatter(op, theirs, policy, inputs, lowered)
+        return _scatter(op, theirs, policy, inputs)
     if kind == "SortedSegment":
         return _sorted_segment(op, policy, inputs)
     if kind == "SparseSegment":
@@ -63,7 +87,66 @@ def call(op, theirs, policy, inputs, lowered):
                                  inputs["num_segments"], policy, op)
     if policy == "IGNORE":  # gather_nd
         return _gather_nd_ignoring(inputs["params"], wide(inputs["indices"]))
-    return lowered(op, theirs, policy, **inputs)
+    return plain(theirs, policy, inputs, True)
+
+
+def _whole_tensor_rows(row, inputs):
+    """A scatter whose index rows have depth 0 (each row is the whole tensor)."""
+    indices = inputs.get("indices")
+    return (row.kind in ("ScatterNd", "TensorScatter") and indices is not None
+            and indices.shape.rank is not None and indices.shape[-1] == 0)
+
+
+def plain(theirs, policy, inputs, gather=False):
+    """TensorFlow's op `theirs` on `inputs`: int16 indices widened (its
+    scatters and segment ops take int32 and int64 only), the policy passed
+    where its op has the attr (XLA honours IGNORE in gathers: zeros; older
+    TensorFlows' ops have no such attr)."""
+    inputs = dict(inputs)
+    if not gather:
+        for name in ("segment_ids", "indices", "shape"):
+            if name in inputs:
+                inputs[name] = wide(inputs[name])
+    if _takes(theirs, "bad_indices_policy"):
+        inputs["bad_indices_policy"] = policy
+    if "sparse_gradient" in inputs and not _takes(theirs, "sparse_gradient"):
+        del inputs["sparse_gradient"]
+    return theirs(**inputs)
+
+
+@functools.lru_cache(maxsize=None)
+def _takes(raw_op, attr):
+    return attr in inspect.signature(raw_op).parameters
+
+
+def _sparse_for_xla(op, inputs, policy):
+    """sparse_segment_* with num_segments under XLA, which has no kernel for
+    TensorFlow's sparse segment ops: the gather and an unsorted segment sum,
+    over the counts for mean and sqrt_n (XLA's order of summation). XLA's
+    gather clamps an index out of range: its row is dropped instead (its
+    id made -1), as XLA's segment sum drops ids out of range."""
+    data, indices, ids = inputs["data"], inputs["indices"], inputs["segment_ids"]
+    num_segments = inputs["num_segments"]
+    if data.shape[0] == 0:  # every index is out of range: every row dropped
+        data = tf.zeros(tf.concat([[1], tf.shape(data)[1:]], 0), data.dtype)
+        indices = tf.fill(tf.shape(indices), tf.constant(-1, indices.dtype))
+    wide_indices = wide(indices)
+    outside = (wide_indices < 0) | (wide_indices >= tf.shape(data, out_type=wide_indices.dtype)[0])
+    ids = tf.where(outside, tf.constant(-1, ids.dtype), ids)
+    rows = tf.gather(data, tf.where(outside, tf.zeros_like(wide_indices), wide_indices))
+    total = unsorted_segment_sum(rows, ids, num_segments, policy)
+    if op == "sparse_segment_sum":
+        return total
+    n = unsorted_segment_sum(tf.ones(tf.shape(ids), rows.dtype), ids, num_segments, policy)
+    n = tf.maximum(tf.reshape(n, tf.concat([tf.shape(n)[:1], tf.ones([tf.rank(rows) - 1],
+                                                                     tf.int32)], 0)), 1)
+    return total / (n if op == "sparse_segment_mean" else tf.sqrt(n))
+
+
+def unsorted_segment_sum(data, ids, num_segments, policy="", stock=False):
+    """unsorted_segment_sum of TensorFlow's ops (the forms' building block)."""
+    return lowered("unsorted_segment_sum", policy,
+                   {"data": data, "segment_ids": ids, "num_segments": num_segments}, stock)
 
 
 def gather_rows(handle, dtype, indices, policy):
@@ -86,11 +169,11 @@ def _gather_nd_ignoring(params, indices):
     rows = tf.raw_ops.GatherNd(params=params,
                                indices=tf.where(valid[..., None], indices, tf.zeros_like(indices)))
     flat = tf.reshape(rows, tf.concat([[-1], tf.shape(rows)[tf.rank(valid):]], 0))
-    picked = _select_rows(tf.reshape(valid, [-1]), flat, tf.zeros_like(flat))
+    picked = select_rows(tf.reshape(valid, [-1]), flat, tf.zeros_like(flat))
     return tf.reshape(picked, tf.shape(rows))
 
 
-def _select_rows(cond, a, b):
+def select_rows(cond, a, b):
     """Row i of `a` where cond[i], else of `b`, as a gather: tf2onnx writes a
     float tf.where as cond * a + (1 - cond) * b, which gives NaN for an
     infinity in the row not chosen."""
@@ -163,14 +246,14 @@ def _row_counts(ids, n, dtype, data_rank):
                               tf.concat([[-1], tf.ones([data_rank - 1], tf.int32)], 0)), dtype)
 
 
-def _segments_to_last_id(ids):
+def segments_to_last_id(ids):
     """The number of segments of sorted ids: the last id + 1 (0 for none)."""
     return tf.reduce_max(tf.concat([tf.constant([-1], ids.dtype), ids], 0)) + 1
 
 
 def _sorted_segment(op, policy, inputs):
     data, ids = inputs["data"], wide(inputs["segment_ids"])
-    n = _segments_to_last_id(ids)
+    n = segments_to_last_id(ids)
     checks = [] if policy == "IGNORE" else [_check_sorted(op, ids)]
     with tf.control_dependencies(checks):
         # IGNORE: negative ids are dropped, as the unsorted form drops them
@@ -181,14 +264,14 @@ def _sorted_segment(op, policy, inputs):
         if op in ("segment_min", "segment_max"):
             counts = _unsorted_segment("unsorted_segment_sum", tf.ones(tf.shape(ids), tf.int32),
                                        ids, n, "IGNORE", op)
-            return _select_rows(counts > 0, out, tf.zeros_like(out))  # gaps: 0
+            return select_rows(counts > 0, out, tf.zeros_like(out))  # gaps: 0
         return out
 
 
 def _sparse_segment(op, policy, inputs):
     data, indices, ids = inputs["data"], wide(inputs["indices"]), wide(inputs["segment_ids"])
     n = inputs.get("num_segments")
-    n = _segments_to_last_id(ids) if n is None else tf.cast(n, ids.dtype)
+    n = segments_to_last_id(ids) if n is None else tf.cast(n, ids.dtype)
     checks = []
     if policy == "IGNORE":
         rows = tf.shape(data, out_type=indices.dtype)[0]
@@ -252,7 +335,7 @@ def _flat_index_dtype(indices, shape, depth):
     return tf.int64
 
 
-def _scatter(op, theirs, policy, inputs, lowered):
+def _scatter(op, theirs, policy, inputs):
     indices = wide(inputs["indices"])
     depth = indices.shape[-1] if indices.shape.rank is not None else None
     if depth is None:
@@ -276,7 +359,7 @@ def _scatter(op, theirs, policy, inputs, lowered):
         policy = ""
     flatten = op in ("tensor_scatter_nd_min", "tensor_scatter_nd_max")
     if 1 <= depth <= MAX_SCATTER_DEPTH and not flatten:
-        return _lowered_scatter(op, theirs, dict(inputs, indices=indices), shape[:depth], lowered)
+        return _lowered_scatter(op, theirs, dict(inputs, indices=indices), shape[:depth])
     dtype = _flat_index_dtype(indices, shape, depth)
     indices, dims = tf.cast(indices, dtype), tf.cast(shape[:depth], dtype)
     rows = tf.reduce_prod(dims)[None]
@@ -289,13 +372,13 @@ def _scatter(op, theirs, policy, inputs, lowered):
     if op == "scatter_nd":  # dtypes TensorScatterAdd does not take (bool, string): ScatterNd
         flat = dict(inputs, shape=tf.cast(flat_shape, shape.dtype),
                     indices=tf.cast(flat_indices, shape.dtype))
-        return tf.reshape(_lowered_scatter(op, theirs, flat, rows, lowered), shape)
+        return tf.reshape(_lowered_scatter(op, theirs, flat, rows), shape)
     tensor = tf.reshape(inputs["tensor"], flat_shape)
     if flatten:
         out = _scatter_min_max(op, tensor, flat_indices, inputs["updates"], rows[0])
     else:
         out = _lowered_scatter(op, theirs, dict(inputs, tensor=tensor, indices=flat_indices),
-                               rows, lowered)
+                               rows)
     return tf.reshape(out, shape)
 
 
@@ -310,7 +393,7 @@ def _scatter_min_max(op, tensor, indices, updates, rows):
     count = _unsorted_segment("unsorted_segment_sum", tf.ones(tf.shape(ids), tf.int32), ids,
                               rows, "IGNORE", op)
     combine = tf.minimum if op == "tensor_scatter_nd_min" else tf.maximum
-    return _select_rows(count > 0, combine(tensor, extreme), tensor)
+    return select_rows(count > 0, combine(tensor, extreme), tensor)
 
 
 def scatter_product(op, bad_indices_policy="", **inputs):
@@ -341,7 +424,7 @@ def scatter_product(op, bad_indices_policy="", **inputs):
     return tf.reshape(out, shape)
 
 
-def _lowered_scatter(op, theirs, inputs, dims, lowered):
+def _lowered_scatter(op, theirs, inputs, dims):
     """TensorFlow's scatter on indices of depth 1 to 7 into dimensions
     `dims`, every row valid or failing TensorFlow's check."""
     if op == "tensor_scatter_nd_update":
@@ -349,4 +432,37 @@ def _lowered_scatter(op, theirs, inputs, dims, lowered):
     elif op == "tensor_scatter_nd_sub" and not inputs["updates"].dtype.is_unsigned:
         op, theirs = "tensor_scatter_nd_add", tf.raw_ops.TensorScatterAdd
         inputs = dict(inputs, updates=-inputs["updates"])
-    return lowered(op, theirs, "", **inputs)
+    return plain(theirs, "", inputs)
+
+
+# The variables' forms.
+
+def variable_scatter_xla(op, variable, indices, updates, use_locking):
+    """scatter_nd_* (`op`) on a resource variable under XLA: TensorFlow's
+    resource op where XLA compiles it (update, add, sub), else an assign of
+    the tensor op's result (min, max), which XLA does in place. XLA drops
+    out-of-bound rows whatever the policy."""
+    row = _table.VARIABLE_SCATTERS[op]
+    indices = wide(indices)  # TensorFlow's ops take no int16 indices
+    if op in ("scatter_nd_min", "scatter_nd_max"):
+        raw = getattr(tf.raw_ops, row.tf)
+        return variable.assign(raw(tensor=variable.read_value(), indices=indices,
+                                   updates=updates),
+                               use_locking=bool(use_locking), read_value=False)
+    return getattr(tf.raw_ops, "Resource" + row.variable)(
+        ref=variable.handle, indices=indices, updates=updates, use_locking=bool(use_locking))
+
+
+def variable_scatter_stock(op, handle, indices, updates, use_locking, policy):
+    """scatter_nd_* (`op`) on the variable of `handle` inside stock_ops():
+    TensorFlow's resource op of the same name, which takes the same policies
+    (int32 or int64 indices of depth 1 to 7)."""
+    depth = indices.shape[-1] if indices.shape.rank is not None else None
+    if depth is None or not 1 <= depth <= MAX_SCATTER_DEPTH:
+        raise ValueError(
+            f"stock_ops: {op} on a variable has TensorFlow's resource op only for index "
+            f"depths 1 to 7 known when the function is traced; got indices of shape "
+            f"{indices.shape}. Use depth 1 to 7, or leave this function out of stock_ops().")
+    theirs = getattr(tf.raw_ops, "Resource" + _table.VARIABLE_SCATTERS[op].variable)
+    return theirs(ref=handle, indices=wide(indices), updates=updates,
+                  use_locking=bool(use_locking), bad_indices_policy=policy)

@@ -1,46 +1,35 @@
 """Rewrites a SavedModel that uses the plugin's ops into one that holds none,
 for stock TensorFlow (TensorFlow Serving, a Python server without the
-plugin), TFLite and ONNX converters:
-
-    python -m tf_scatter_ops.export SRC DST [--check] [--inputs SAMPLE.npz]
+plugin), TFLite and ONNX converters (`tso.export.export(src, dst)`, or
+`python -m tf_scatter_ops.export SRC DST`).
 
 Every TfScatter> node, in every function of the model's library (the
 signatures, the restored tf.functions, their loops and branches) and in the
 top-level graph, becomes a call of a function that stock_ops() traces for
 that node's input dtypes, shapes and attributes: TensorFlow's built-in ops
-with the plugin's results for valid input (tf_scatter_ops/_stock_forms.py
+with the plugin's results for valid input (tf_scatter_ops/_dispatch/forms.py
 says which). Node names, signatures, variables and assets are kept, so the
 checkpoint is copied as it is.
-
---check loads both models, runs every signature on sample inputs (SAMPLE.npz,
-keyed by input name, or generated: small non-negative integers, normal
-floats) and compares the outputs: the original here, with the plugin, the
-export in a child process that never imports it.
 """
 
-import argparse
-import json
 import os
 import shutil
-import subprocess
-import sys
-import tempfile
 import types
 
-import numpy as np
 import tensorflow as tf
 from tensorflow.core.protobuf import saved_model_pb2
 
-from tf_scatter_ops import _calls, _stock_forms, _table, argminmax, groupwise, variables
-from tf_scatter_ops._tf_private import fingerprinting_utils, function_def_to_graph, handle_data_util
+from tf_scatter_ops._base import table
+from tf_scatter_ops._base.tf_private import (fingerprinting_utils, function_def_to_graph,
+                                             handle_data_util)
+from tf_scatter_ops._dispatch import backends, context, forms
 
 PREFIX = "TfScatter>"
-_OURS = {row.op: row for row in _table.OPS}
 _RESOURCE_SCATTERS = {"Resource" + row.variable: name
-                      for name, row in _table.VARIABLE_SCATTERS.items()}
-_REF_SCATTERS = {row.variable for row in _table.VARIABLE_SCATTERS.values()}
+                      for name, row in table.VARIABLE_SCATTERS.items()}
+_REF_SCATTERS = {row.variable for row in table.VARIABLE_SCATTERS.values()}
 # The group-wise rows' fused gradient ops (<op>Grad), by op type.
-_GROUPWISE_GRADS = {row.op + "Grad": row for row in _table.GROUPWISE}
+_GROUPWISE_GRADS = {row.op + "Grad": row for row in table.GROUPWISE}
 
 
 def export(src, dst):
@@ -60,7 +49,8 @@ def export(src, dst):
         _Rewriter(meta_graph.graph_def, replaced).run()
     left = sorted(_our_op_types(model))
     if left:  # a bug of ours, never a silent partial export
-        raise AssertionError(f"export: {left} are left in the rewritten model")
+        raise RuntimeError(f"export: {left} are left in the rewritten model (a bug of "
+                           "tf_scatter_ops: please report it)")
     shutil.copytree(src, dst, dirs_exist_ok=True,
                     ignore=lambda folder, names: [n for n in names if folder == src and n in (
                         "saved_model.pb", "fingerprint.pb")])
@@ -150,50 +140,26 @@ class _Rewriter:
                 for i, data in handles.items():
                     # the variable's dtype and shape, which the ops' shape functions read
                     handle_data_util.set_handle_data(args[i], data)
-                with _calls.stock_ops():
+                with context.stock_ops():
                     return body(*args)
             concrete = tf.function(traced, autograph=False).get_concrete_function(*specs)
             self.functions[key] = self._add(concrete)
         return self.functions[key]
 
     def _body(self, op_type, node, op, policy, static):
+        """The function of the node's inputs that computes it inside
+        stock_ops(): the dispatch's STOCK backend for the op."""
         names = [arg.name for arg in op.op_def.input_arg]
         ddof = node.attr["ddof"].i if "ddof" in node.attr else 0
         if op_type in _GROUPWISE_GRADS:  # TensorFlow's gradient of the composed function
             py = _GROUPWISE_GRADS[op_type].py
 
             def body(data, output, grad, ids, num_segments):
-                del output  # recomputed by the composed function
-                return groupwise.composed_grad(py, data, grad, ids, num_segments, ddof, policy)
+                return backends.run_groupwise_grad(py, data, output, grad, ids, num_segments,
+                                                   ddof, policy)
             return body
-        if op_type in _OURS and _OURS[op_type].kind == "Groupwise":
-            py = _OURS[op_type].py
-
-            def body(data, ids, num_segments):
-                return groupwise.composed(py, data, ids, num_segments, ddof, policy)
-            return body
-        if op_type in _OURS and _OURS[op_type].kind == "ArgSegment":
-            py = _OURS[op_type].py
-
-            def body(data, ids, num_segments):
-                return argminmax.composed_segments(py, data, ids, num_segments, policy)
-            return body
-        if op_type in _OURS and _OURS[op_type].kind == "ArgScatter":
-            py = _OURS[op_type].py
-
-            def body(tensor, indices, updates):
-                return argminmax.composed_scatter(py, tensor, indices, updates, policy)
-            return body
-        if op_type in _OURS and _OURS[op_type].tf is None:  # mul, div: no TensorFlow op
-            py = _OURS[op_type].py
-
-            def body(tensor, indices, updates):
-                return _stock_forms.scatter_product(py, policy, tensor=tensor, indices=indices,
-                                                    updates=updates)
-            return body
-        if op_type in _OURS:
-            row = _OURS[op_type]
-            theirs = getattr(tf.raw_ops, row.tf)
+        if op_type in table.BY_OP:
+            row = table.BY_OP[op_type]
             num = dict(zip(names, static)).get("num_segments")
 
             def body(*args):
@@ -202,24 +168,25 @@ class _Rewriter:
                     del inputs["num_segments"]  # the kernel's "none given"
                 elif row.kind == "SparseSegment" and num is None:
                     n, ids = inputs["num_segments"], inputs["segment_ids"]
-                    last = tf.cast(_stock_forms._segments_to_last_id(_stock_forms.wide(ids)),
-                                   n.dtype)
+                    last = tf.cast(forms.segments_to_last_id(forms.wide(ids)), n.dtype)
                     inputs["num_segments"] = tf.where(n < 0, last, n)
-                return _calls._lowered(row.py, theirs, policy, **inputs)
+                if row.kind == "Groupwise":
+                    inputs["ddof"] = ddof
+                return backends.run(row.py, policy, **inputs)
             return body
         if op_type in _RESOURCE_SCATTERS:
             use_locking = node.attr["use_locking"].b if "use_locking" in node.attr else True
 
             def body(handle, indices, updates):
-                ref = types.SimpleNamespace(handle=handle)
-                variables._stock_scatter(_RESOURCE_SCATTERS[op_type], ref, indices, updates,
-                                         use_locking, policy)  # no output, as ours has none
+                variable = types.SimpleNamespace(handle=handle)  # what the stock form reads
+                backends.scatter_variable(_RESOURCE_SCATTERS[op_type], variable, indices,
+                                          updates, use_locking, policy)  # no output, as ours
             return body
         if op_type == "ResourceGatherNd":
             dtype = tf.as_dtype(node.attr["dtype"].type)
 
             def body(handle, indices):
-                return _stock_forms.gather_rows(handle, dtype, indices, policy)
+                return backends.read_rows(handle, dtype, indices, policy)
             return body
         if op_type in _REF_SCATTERS:
             raise ValueError("TensorFlow 1.x reference variables are not exported; save the "
@@ -299,128 +266,3 @@ def _small_static(tensor):
         return None
     value = tf.get_static_value(tensor)
     return None if value is None else int(value)
-
-
-# --check
-
-
-def _sample_inputs(key, signature, given, rng):
-    inputs = {}
-    for name, spec in signature.structured_input_signature[1].items():
-        for k in (f"{key}/{name}", name):
-            if k in given:
-                inputs[name] = given[k]
-                break
-        if name in inputs:
-            continue
-        shape = [2 if d is None else d for d in spec.shape.as_list()]
-        if spec.dtype.is_integer:
-            inputs[name] = rng.integers(0, 2, shape).astype(spec.dtype.as_numpy_dtype)
-        elif spec.dtype.is_floating:
-            inputs[name] = rng.normal(size=shape).astype(spec.dtype.as_numpy_dtype)
-        elif spec.dtype == tf.bool:
-            inputs[name] = rng.integers(0, 2, shape).astype(bool)
-        else:
-            raise ValueError(f"--check: no sample for input {name!r} ({spec.dtype.name}); "
-                             f"give one with --inputs")
-    return inputs
-
-
-_CHILD = """
-import sys
-import numpy as np
-import tensorflow as tf
-dst, inputs_file, out_file = sys.argv[1:]
-model = tf.saved_model.load(dst)
-samples = np.load(inputs_file, allow_pickle=False)
-out = {}
-for key in model.signatures:
-    prefix = key + "/"
-    inputs = {k[len(prefix):]: tf.constant(samples[k]) for k in samples.files if k.startswith(prefix)}
-    for name, value in model.signatures[key](**inputs).items():
-        out[prefix + name] = value.numpy()
-assert "tf_scatter_ops" not in sys.modules, "the plugin was imported"
-np.savez(out_file, **out)
-"""
-
-
-def check(src, dst, inputs_file=None, seed=0):
-    """Runs every signature of `src` here and of `dst` in a child process
-    without the plugin on the same sample inputs; returns one line per
-    output, raises AssertionError when one differs."""
-    given = dict(np.load(inputs_file, allow_pickle=False)) if inputs_file else {}
-    rng = np.random.default_rng(seed)
-    original = tf.saved_model.load(src)
-    if not original.signatures:
-        raise ValueError(f"--check: {src} has no signatures to run")
-    samples, want = {}, {}
-    for key, signature in original.signatures.items():
-        inputs = _sample_inputs(key, signature, given, rng)
-        samples.update({f"{key}/{k}": v for k, v in inputs.items()})
-        for name, value in signature(**{k: tf.constant(v) for k, v in inputs.items()}).items():
-            want[f"{key}/{name}"] = value.numpy()
-    with tempfile.TemporaryDirectory() as tmp:
-        np.savez(os.path.join(tmp, "in.npz"), **samples)
-        env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL=os.environ.get("TF_CPP_MIN_LOG_LEVEL", "2"))
-        proc = subprocess.run(
-            [sys.executable, "-c", _CHILD, os.path.abspath(dst), os.path.join(tmp, "in.npz"),
-             os.path.join(tmp, "out.npz")], env=env, cwd=tmp, capture_output=True, text=True)
-        if proc.returncode:
-            raise AssertionError(f"--check: the export failed to load or run without the "
-                                 f"plugin:\n{proc.stderr[-4000:]}")
-        got = dict(np.load(os.path.join(tmp, "out.npz"), allow_pickle=False))
-    lines, bad = [], []
-    for name in sorted(want):
-        line, same = _compare(name, want[name], got.get(name))
-        lines.append(line)
-        if not same:
-            bad.append(line)
-    if bad:
-        raise AssertionError("--check: outputs differ:\n" + "\n".join(bad))
-    return lines
-
-
-def _compare(name, want, got):
-    if got is None:
-        return f"{name}: missing from the export's outputs", False
-    if got.shape != want.shape or got.dtype != want.dtype:
-        return f"{name}: {got.dtype}{list(got.shape)} against {want.dtype}{list(want.shape)}", False
-    if np.array_equal(got, want, equal_nan=want.dtype.kind in "fc"):
-        return f"{name}: {want.dtype}{list(want.shape)} equal", True
-    if want.dtype.kind in "fc":
-        diff = float(np.nanmax(np.abs(got.astype(np.float64) - want.astype(np.float64))))
-        close = np.allclose(got, want, rtol=1e-5, atol=1e-6, equal_nan=True)
-        return f"{name}: {want.dtype}{list(want.shape)} max difference {diff:.3g}", close
-    return f"{name}: {want.dtype}{list(want.shape)} differs", False
-
-
-def main(argv=None):
-    parser = argparse.ArgumentParser(
-        prog="python -m tf_scatter_ops.export",
-        description="Rewrite a SavedModel so that it holds no TfScatter> op (TensorFlow's "
-                    "built-in ops instead, with the same results for valid input).")
-    parser.add_argument("src", help="the SavedModel folder to read")
-    parser.add_argument("dst", help="the new SavedModel folder to write")
-    parser.add_argument("--check", action="store_true",
-                        help="run every signature of both on sample inputs, the export in a "
-                             "process without the plugin, and compare")
-    parser.add_argument("--inputs", help="sample inputs for --check: an .npz keyed by input "
-                                         "name (or SIGNATURE/NAME)")
-    args = parser.parse_args(argv)
-    try:
-        replaced = export(args.src, args.dst)
-    except ValueError as e:
-        parser.exit(2, f"{e}\n")
-    print(f"wrote {args.dst}: " + (json.dumps(replaced) if replaced else "no TfScatter> op to "
-                                   "replace"))
-    if args.check:
-        try:
-            for line in check(args.src, args.dst, args.inputs):
-                print("  " + line)
-        except (AssertionError, ValueError) as e:
-            parser.exit(1, f"{e}\n")
-        print("check: the export gives the original's outputs without the plugin")
-
-
-if __name__ == "__main__":
-    main()

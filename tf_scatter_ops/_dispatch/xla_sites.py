@@ -14,14 +14,14 @@ compiles the function:
   function graph before it becomes a function.
 
 Both use TensorFlow's private APIs (control_flow_util_v2, the function-graph
-transform registry), imported from _tf_private.
+transform registry), imported from _base/tf_private.py.
 """
 
 import tensorflow as tf
 from tensorflow.core.framework import attr_value_pb2
 
-from tf_scatter_ops._tf_private import EagerTensor as _EagerTensor
-from tf_scatter_ops._tf_private import control_flow_util_v2, func_graph_transforms
+from tf_scatter_ops._base.tf_private import EagerTensor as _EagerTensor
+from tf_scatter_ops._base.tf_private import control_flow_util_v2, func_graph_transforms
 
 FRESH_OUTPUT = "_tfso_fresh_output"
 LONE_GATHER = "_tfso_lone_gather"

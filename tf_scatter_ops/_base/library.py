@@ -18,10 +18,12 @@ import types
 
 import tensorflow as tf
 
-from tf_scatter_ops._stamp import LIBRARY_NAME, built_against as _built_against
-from tf_scatter_ops._stamp import built_with as _built_with
+from tf_scatter_ops._base.stamp import LIBRARY_NAME, built_against as _built_against
+from tf_scatter_ops._base.stamp import built_with as _built_with
 
 LIBRARY_ENV = "TF_SCATTER_OPS_LIBRARY"
+# tf_scatter_ops/, where the library lies (this file is in tf_scatter_ops/_base/)
+PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 _lock = threading.Lock()
 _library = None
@@ -38,7 +40,7 @@ def library_path():
     override = os.environ.get(LIBRARY_ENV)
     if override:
         return os.path.abspath(override)
-    return os.path.join(os.path.dirname(os.path.abspath(__file__)), LIBRARY_NAME)
+    return os.path.join(PACKAGE_DIR, LIBRARY_NAME)
 
 
 def loaded_path():
@@ -75,7 +77,7 @@ ISA_ENV = "TF_SCATTER_OPS_ISA"
 ISAS = ("portable", "avx2", "avx512")
 
 
-def _library_function(name, *args):
+def library_function(name, *args):
     """The text the library's C function `name` returns for `args` (strings)."""
     import ctypes
     function = getattr(ctypes.CDLL(loaded_path() or library_path()), name)
@@ -88,13 +90,13 @@ def active_isa():
     """The instruction set the vectorised CPU loops use: "avx512", "avx2" or
     "portable" (the best the CPU has, capped by $TF_SCATTER_OPS_ISA)."""
     load()
-    return _library_function("tf_scatter_ops_active_isa")
+    return library_function("tf_scatter_ops_active_isa")
 
 
 def cpu_isa():
     """The best instruction set of this CPU that the library has loops for."""
     load()
-    return _library_function("tf_scatter_ops_cpu_isa")
+    return library_function("tf_scatter_ops_cpu_isa")
 
 
 def check_isa_setting(value=None):
@@ -157,17 +159,17 @@ GENERATED_FILE = "_generated_op_functions.py"
 def package_files():
     """This package's Python files, and the name the generated op functions
     are given (_name_generated_code)."""
-    folder = os.path.dirname(os.path.abspath(__file__))
-    names = [n for n in os.listdir(folder) if n.endswith(".py")] + [GENERATED_FILE]
-    return [os.path.join(folder, n) for n in names]
+    files = [os.path.join(folder, n) for folder, _, names in os.walk(PACKAGE_DIR)
+             for n in names if n.endswith(".py")]
+    return files + [os.path.join(PACKAGE_DIR, GENERATED_FILE)]
 
 
 def _name_generated_code(library):
     """tf.load_op_library generates the op functions with the file name
     "<string>"; they get one in this package, so that the tracebacks recorded
-    for our ops can leave them out (_calls._HideOurFrames) without leaving out a
+    for our ops can leave them out (the dispatch's frame filter) without leaving out a
     user's `python -c` frames."""
-    generated = os.path.join(os.path.dirname(os.path.abspath(__file__)), GENERATED_FILE)
+    generated = os.path.join(PACKAGE_DIR, GENERATED_FILE)
     for value in vars(library).values():
         if isinstance(value, types.FunctionType) and value.__code__.co_filename == "<string>":
             value.__code__ = _with_filename(value.__code__, generated)

@@ -8,17 +8,17 @@ integer `ids` [batch, k] and float `weights` [batch, k] it returns
 The table rows are read with `gather_nd` and accumulated per example with
 `tensor_scatter_nd_add`, so the gradient reaches `table` through our
 `gather_nd` gradient (an `IndexedSlices` of the looked-up rows) and `bias`
-through `tensor_scatter_nd_add`. Registered as "tf_scatter_ops>ScatterAccumulate",
-so `keras.models.load_model` finds it after `import tf_scatter_ops`.
+through `tensor_scatter_nd_add`. Registered as "examples>ScatterAccumulate",
+so `keras.models.load_model` finds it once this file is imported.
 """
 
 import keras
 import tensorflow as tf
 
-from tf_scatter_ops import ops
+import tf_scatter_ops as ops
 
 
-@keras.saving.register_keras_serializable(package="tf_scatter_ops")
+@keras.saving.register_keras_serializable(package="examples")
 class ScatterAccumulate(keras.layers.Layer):
     def __init__(self, num_rows, units, **kwargs):
         super().__init__(**kwargs)

@@ -8,7 +8,7 @@ import sys
 
 import tensorflow as tf
 
-from tf_scatter_ops import _loader
+from tf_scatter_ops._base import library
 
 Row = collections.namedtuple("Row", [
     "op",         # the op type after TfScatter>
@@ -33,7 +33,7 @@ def snake(op_type):
 
 def _rows():
     rows = []
-    for line in _loader._library_function("tf_scatter_ops_op_table").splitlines():
+    for line in library.library_function("tf_scatter_ops_op_table").splitlines():
         # interned: the names are looked up in TensorFlow's module wrappers,
         # whose attribute cache is keyed by the str object (see patch.py)
         fields = {key: sys.intern(value)
@@ -45,9 +45,10 @@ def _rows():
     return tuple(rows)
 
 
-_loader.load()
+library.load()
 OPS = _rows()
 BY_PY = {row.py: row for row in OPS}
+BY_OP = {row.op: row for row in OPS}  # op type (after TfScatter>) -> row
 OP_TYPES = {row.py: row.op for row in OPS}  # Python name -> our op type
 TENSOR_SCATTERS = tuple(row for row in OPS if row.kind == "TensorScatter")
 SEGMENT_KINDS = ("UnsortedSegment", "SortedSegment", "SparseSegment")
@@ -70,3 +71,19 @@ NAMESPACE = {row.py: ("sparse", sys.intern(row.py[len("sparse_"):])) if row.kind
 # have variable ops: Python name -> the row.
 VARIABLE_SCATTERS = {sys.intern(snake(row.variable)): row
                      for row in TENSOR_SCATTERS if row.variable}
+
+
+def identity(reducer, dtype):
+    """The value the reduction `reducer` (the table's "AddOp", "MulOp",
+    "MinOp", "MaxOp") starts from, as cc/kernels/common/reducers.h defines
+    it: 0, 1, the highest value (+inf for floats), the lowest (-inf)."""
+    if reducer == "AddOp":
+        return tf.zeros([], dtype)
+    if reducer == "MulOp":
+        return tf.ones([], dtype)
+    if reducer not in ("MinOp", "MaxOp"):
+        raise ValueError(f"{reducer} has no identity here")
+    is_min = reducer == "MinOp"
+    if dtype.is_floating:
+        return tf.constant(float("inf") if is_min else float("-inf"), dtype)
+    return tf.constant(dtype.max if is_min else dtype.min, dtype)

@@ -1,4 +1,7 @@
-"""Tables in pieces: a `ShardedVariable` (what ParameterServerStrategy's
+"""Rows of variables: the variable behind a Keras, distributed or sharded
+one, and rows read straight from its buffer (backends.read_rows).
+
+Tables in pieces: a `ShardedVariable` (what ParameterServerStrategy's
 `variable_partitioner` makes of a large table) read and updated shard by
 shard, each shard touching only its own rows, on the device it lives on.
 
@@ -19,12 +22,68 @@ same way (Rows with the list's "mod" or "div" routing).
 
 import tensorflow as tf
 
-from tf_scatter_ops import _calls
-from tf_scatter_ops._tf_private import ShardedVariable
+from tf_scatter_ops._base.tf_private import ShardedVariable, resource_variable_ops
+from tf_scatter_ops._dispatch import backends, context, convert
 
 
 def is_sharded(value):
     return isinstance(value, ShardedVariable)
+
+
+def unwrap(value):
+    """The tf.Variable (or ShardedVariable) behind a Keras 3 variable;
+    anything else unchanged."""
+    inner = getattr(value, "_value", None)
+    if (isinstance(inner, (tf.Variable, ShardedVariable))
+            and not isinstance(value, (tf.Variable, ShardedVariable))):
+        return inner
+    return value
+
+
+def is_distributed(value):
+    return isinstance(value, tf.distribute.DistributedValues)
+
+
+def is_resource_variable(value):
+    """True for what our resource ops can take a handle of."""
+    value = unwrap(value)
+    return (isinstance(value, tf.Variable) and not is_distributed(value)
+            and not value.dtype._is_ref_dtype
+            and getattr(getattr(value, "handle", None), "dtype", None) == tf.resource)
+
+
+def local_variable(value):
+    """The variable a read of `value` uses: the Keras variable's tf.Variable,
+    a distributed variable's copy on this device (as TensorFlow's
+    `variable.gather_nd` does), else `value`."""
+    value = unwrap(value)
+    if is_distributed(value):
+        value = value._get_on_device_or_primary()  # private: TF's own delegation
+    return value
+
+
+def ours_reads(params):
+    """True when our gather_nd can read `params`' rows: a tensor, a resource
+    variable (also behind a Keras or distributed variable), a sharded
+    variable, or what converts to a tensor, of a dtype our gather_nd takes;
+    not a (TensorFlow 1.x) partitioned variable, nor a composite tensor."""
+    variable = local_variable(params)
+    if (convert.foreign(params) and not is_resource_variable(variable)
+            and not is_sharded(variable)):
+        return False
+    if type(variable).__name__ == "PartitionedVariable":
+        return False
+    dtype = getattr(params, "dtype", None)
+    return dtype is None or tf.as_dtype(dtype).base_dtype in convert.DTYPE_SETS["gather_nd"]
+
+
+def gather_rows(variable, indices, policy):
+    """The rows of a resource variable at `indices`, read from its buffer.
+    The read is recorded on the gradient tape, as TensorFlow's gather_nd
+    method does."""
+    if variable.trainable:
+        resource_variable_ops.variable_accessed(variable)
+    return backends.read_rows(variable.handle, variable.dtype, indices, policy, variable.value)
 
 
 def _check(flat, shape):
@@ -65,7 +124,7 @@ class Rows:
     consecutive blocks, in order (a ShardedVariable's layout)."""
 
     def __init__(self, shards, shape, indices, policy, op, route=None):
-        if _calls.in_xla_context():
+        if context.in_xla_context():
             raise ValueError(
                 f"{op}: a table in shards cannot be read or written in a function compiled "
                 "with XLA (jit_compile=True): splitting the rows among the shards has "

@@ -23,14 +23,13 @@ on the clamped indices); a filled row's goes nowhere.
 import numpy as np
 import tensorflow as tf
 
-from tf_scatter_ops import _calls
-
-MODES = ("CLIP", "FILL")
+from tf_scatter_ops._dispatch import backends, context
+from tf_scatter_ops._dispatch.convert import WRAPPER_POLICIES
 
 
 def kernel_policy(policy):
     """The policy the op is built with."""
-    return "IGNORE" if policy in MODES else policy
+    return "IGNORE" if policy in WRAPPER_POLICIES else policy
 
 
 def _top(count, dtype):
@@ -173,7 +172,7 @@ def fill(policy, out, indices, fill_value, like=None, shape=None):
     value = _fill_tensor(default_fill(out.dtype) if fill_value is None else fill_value, out,
                          indices)
     bad = bad_rows(indices, _outer_dims(indices, like, shape))
-    if _calls.in_xla_context():
+    if context.in_xla_context():
         slice_rank = tf.rank(out) - tf.rank(bad)
         bad = tf.reshape(bad, tf.concat([tf.shape(bad), tf.ones([slice_rank], tf.int32)], 0))
         return tf.where(bad, value, out)
@@ -185,9 +184,8 @@ def fill(policy, out, indices, fill_value, like=None, shape=None):
     at = tf.where(tf.reshape(bad, [-1]) & (slice_size > 0))
     values = tf.broadcast_to(tf.reshape(tf.broadcast_to(value, slice_shape), [1, -1]),
                              [tf.shape(at)[0], slice_size])
-    filled = _calls.raw_op("tensor_scatter_nd_update")(
-        tensor=tf.reshape(out, [rows, slice_size]), indices=at, updates=values,
-        bad_indices_policy="")
+    filled = backends.run("tensor_scatter_nd_update", tensor=tf.reshape(out, [rows, slice_size]),
+                          indices=at, updates=values)
     return tf.reshape(filled, shape)
 
 

@@ -25,6 +25,8 @@ one changes meaning.
   handle's dtype and shape given to a traced function's resource input, and
   the fingerprint of a rewritten SavedModel (export.py; None where
   TensorFlow writes none).
+- kernel_registry: which devices the library registered each op's kernels
+  for (backends.py: which ops have XLA kernels).
 - func_graph_transforms: the list of transforms TensorFlow applies to every
   traced function graph (xla_sites.py), or None where TensorFlow has none.
 """
@@ -38,6 +40,7 @@ from tensorflow.python.ops import ref_variable, resource_variable_ops  # noqa: F
 from tensorflow.python.util import tf_stack  # noqa: F401
 from tensorflow.python.distribute.sharded_variable import ShardedVariable  # noqa: F401
 from tensorflow.python.framework import function_def_to_graph  # noqa: F401
+from tensorflow.python.framework import kernels as kernel_registry  # noqa: F401
 from tensorflow.python.ops import handle_data_util  # noqa: F401
 
 try:

@@ -1,0 +1,1 @@
+"""What the rest of the package stands on; see README.md here."""

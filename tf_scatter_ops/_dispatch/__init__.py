@@ -1,0 +1,1 @@
+"""Between a public function and an op; see README.md here."""
