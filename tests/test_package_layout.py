@@ -6,27 +6,28 @@ import ast
 import pathlib
 import re
 
+from tools import import_graph
+
 PACKAGE = pathlib.Path(__file__).resolve().parent.parent / "tf_scatter_ops"
 
 
 def imports(path):
-    """The tf_scatter_ops modules and the tensorflow.* modules a file imports,
-    at module level or inside functions alike."""
+    """The tensorflow.* modules a file imports, at module level or inside
+    functions alike."""
     found = set()
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.ImportFrom) and node.module:
-            if node.module == "tf_scatter_ops":
-                found |= {"tf_scatter_ops." + a.name for a in node.names}
-            else:
-                found.add(node.module)
+            found.add(node.module)
         elif isinstance(node, ast.Import):
             found |= {a.name for a in node.names}
     return found
 
 
 def graph(package=PACKAGE):
-    modules = {"tf_scatter_ops." + p.stem: p for p in package.glob("*.py") if p.stem != "__init__"}
-    return modules, {name: {m for m in imports(p) if m in modules} for name, p in modules.items()}
+    """(module name -> path, module -> the package modules it imports)."""
+    known, arrows, _, _ = import_graph.analyse(package.parent)
+    modules = {name: path for name, path in known.items() if name != "tf_scatter_ops"}
+    return modules, {name: set(arrows[name]) - {"tf_scatter_ops"} for name in modules}
 
 
 def find_cycle(edges):
@@ -51,10 +52,12 @@ def test_no_module_imports_one_that_imports_it_back():
 
 def test_the_cycle_check_sees_a_cycle(tmp_path):
     """Two modules importing each other (one inside a function) are a cycle."""
-    (tmp_path / "a.py").write_text("from tf_scatter_ops import b\n")
-    (tmp_path / "b.py").write_text("def f():\n    from tf_scatter_ops import a\n")
-    (tmp_path / "c.py").write_text("from tf_scatter_ops import a\n")
-    assert find_cycle(graph(tmp_path)[1]) in (
+    package = tmp_path / "tf_scatter_ops"
+    package.mkdir()
+    (package / "a.py").write_text("from tf_scatter_ops import b\n")
+    (package / "b.py").write_text("def f():\n    from tf_scatter_ops import a\n")
+    (package / "c.py").write_text("from tf_scatter_ops import a\n")
+    assert find_cycle(graph(package)[1]) in (
         ["tf_scatter_ops.a", "tf_scatter_ops.b", "tf_scatter_ops.a"],
         ["tf_scatter_ops.b", "tf_scatter_ops.a", "tf_scatter_ops.b"])
 
@@ -63,9 +66,34 @@ def test_private_tensorflow_modules_only_in_tf_private():
     modules, _ = graph()
     reach = {name: sorted(m for m in imports(p) if m.startswith("tensorflow.python"))
              for name, p in modules.items()}
-    assert reach["tf_scatter_ops._tf_private"], "the one module should hold them"
-    others = {name: ms for name, ms in reach.items() if ms and name != "tf_scatter_ops._tf_private"}
+    assert reach["tf_scatter_ops._base.tf_private"], "the one module should hold them"
+    others = {name: ms for name, ms in reach.items()
+              if ms and name != "tf_scatter_ops._base.tf_private"}
     assert not others, others
+
+
+# The Python layers (tf_scatter_ops/_base/README.md, _dispatch/README.md,
+# docs/architecture.md): what each folder's modules may import of the package.
+PY_LAYERS = {"tf_scatter_ops._base": {"tf_scatter_ops._base"},
+             "tf_scatter_ops._dispatch": {"tf_scatter_ops._base", "tf_scatter_ops._dispatch"}}
+
+
+def test_python_layers_import_only_the_layers_below():
+    _, edges = graph()
+    wrong = [f"{m} imports {t}" for m, targets in edges.items() for layer, allowed in
+             PY_LAYERS.items() if m.startswith(layer + ".") for t in targets
+             if import_graph.room(t) not in allowed]
+    assert not wrong, wrong
+
+
+def test_the_package_is_at_most_six_floors_high_with_no_reach_ins():
+    """Rooms are the top-level modules and the sub-packages; no module uses
+    another's private (_name) attribute."""
+    _, arrows, reach_ins, lines = import_graph.analyse(PACKAGE.parent)
+    between, _ = import_graph.rooms(arrows, lines)
+    floor = import_graph.floors(between, [])
+    assert max(floor.values()) <= 6, sorted(floor.items(), key=lambda x: -x[1])
+    assert not reach_ins, reach_ins
 
 
 # The C++ layers (cc/*/README.md, docs/architecture.md): the project folders
