@@ -17,7 +17,7 @@ import export_models
 import tf_scatter_ops as tso
 from ecosystem_util import ROOT, python_env
 from tf_scatter_ops import export
-from tf_scatter_ops.export import check as _check
+from tf_scatter_ops.export import compare as _check
 
 
 def _plugin_free_env():

@@ -101,6 +101,7 @@ def test_save_and_load_model_round_trip(tmp_path):
     rc, out, err = run_python(f"""
         import json, keras, numpy as np
         import tf_scatter_ops
+        import examples.scatter_accumulate  # registers the example layer
         model = keras.models.load_model({path!r})
         ids, weights = np.load({str(tmp_path / 'ids.npy')!r}), np.load({str(tmp_path / 'weights.npy')!r})
         print(json.dumps(model.predict([ids, weights], verbose=0).tolist()))

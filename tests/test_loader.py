@@ -94,7 +94,7 @@ def test_python_dtype_lists_equal_the_registered_op_defs():
     exactly what the registered ops accept, for the tensor and the variable
     ops alike, so the two cannot drift apart."""
     from tensorflow.python.framework import op_def_registry
-    from tf_scatter_ops import ops, variables
+    from tf_scatter_ops import ops
     from tf_scatter_ops._base import table as _table
 
     def allowed(op_type, attr):
@@ -108,7 +108,7 @@ def test_python_dtype_lists_equal_the_registered_op_defs():
         index_attrs = ("Tidx", "Tsegmentids") if name.startswith("sparse_segment") else ("Tindices",)
         for index_attr in index_attrs:
             assert allowed(op_type, index_attr) == set(ops.INDEX_DTYPES), name
-    for name, (tensor_op, resource_op, ref_op) in variables._OPS.items():
-        for op_type in (resource_op, ref_op):
-            assert allowed(op_type, "T") == set(ops.DTYPES[tensor_op]), op_type
+    for row in _table.VARIABLE_SCATTERS.values():
+        for op_type in ("Resource" + row.variable, row.variable):
+            assert allowed(op_type, "T") == set(ops.DTYPES[row.py]), op_type
     assert allowed("ResourceGatherNd", "dtype") == set(ops.DTYPES["gather_nd"])

@@ -58,7 +58,7 @@ def test_xla_context_helper():
     seen = {}
 
     def probe(key):
-        seen[key] = ops.in_xla_context()
+        seen[key] = _calls.in_xla_context()
         return tf.constant(0)
 
     probe("eager")
@@ -370,7 +370,7 @@ def test_lowering_under_xla_warns_once_when_a_gpu_is_present(monkeypatch):
     used (ours are for the CPU), and the user is told so, once."""
     import warnings
     monkeypatch.setattr(_calls, "_warned_xla_on_gpu", False)
-    monkeypatch.setattr(_calls, "_has_gpu", lambda: False)
+    monkeypatch.setattr(_calls, "has_gpu", lambda: False)
     t = tf.zeros([4])
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -378,7 +378,7 @@ def test_lowering_under_xla_warns_once_when_a_gpu_is_present(monkeypatch):
         f(t)
     assert not [w for w in caught if "tf_scatter_ops" in str(w.message)]  # CPU only: no warning
     assert ("custom_call_target" in hlo(f, t)) == _loader.built_with_xla()
-    monkeypatch.setattr(_calls, "_has_gpu", lambda: True)
+    monkeypatch.setattr(_calls, "has_gpu", lambda: True)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         f = jit(lambda x: tso.tensor_scatter_nd_add(x, [[1]], [1.]))

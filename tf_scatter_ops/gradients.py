@@ -269,7 +269,8 @@ def _groupwise_second_order(op, grad):
     with tf.GradientTape() as tape:
         tape.watch([data, incoming])
         dx = composed.groupwise_grad(forward, data, incoming, ids, num_segments,
-                                     op.get_attr("ddof"), _policy(op), backends.route(forward))
+                                     op.get_attr("ddof"), _policy(op),
+                                     backends.route(forward) == backends.STOCK)
     d_data, d_incoming = tape.gradient(dx, [data, incoming], output_gradients=grad)
     return [d_data, None, d_incoming, None, None]
 

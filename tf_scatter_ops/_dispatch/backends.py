@@ -2,7 +2,7 @@
 
 Every public function, after converting and checking its inputs, calls
 run() (or, for variables, scatter_variable() / read_rows()); so does the
-SavedModel rewriter. route() picks one of three backends from where the call
+SavedModel rewriter. route() (routing.py) picks one of three backends from where the call
 is made (context.py) and what the op table says of the op:
 
 - OURS: our TfScatter> op (its CPU, GPU or XLA kernel). Eagerly, in graphs,
@@ -15,40 +15,12 @@ is made (context.py) and what the op table says of the op:
   TFLite and ONNX take too (forms.py, flavour "stock").
 """
 
-import functools
-
 import tensorflow as tf
 
 from tf_scatter_ops._base import table
-from tf_scatter_ops._base.tf_private import EagerTensor, kernel_registry
-from tf_scatter_ops._dispatch import composed, context, forms, ours, xla_sites
-
-OURS, XLA, STOCK = "ours", "xla", "stock"
-
-xla_sites.register()
-
-
-@functools.lru_cache(maxsize=None)
-def _has_xla_kernel(op):
-    """Whether the library registers an XLA kernel for the table's `op`."""
-    op_type = "TfScatter>" + table.BY_PY[op].op
-    return any(k.device_type.startswith("XLA_CPU")
-               for k in kernel_registry.get_registered_kernels_for_op(op_type).kernel)
-
-
-def route(op, inputs=None):
-    """OURS, XLA or STOCK for the table's `op` (a Python name) called here on
-    `inputs` (what the op would take)."""
-    if context.emitting_stock():
-        return STOCK
-    if not context.in_xla_context():
-        return OURS
-    if (context.xla_uses_our_kernels() and _has_xla_kernel(op)
-            and (op != "scatter_nd" or inputs is None
-                 or tf.get_static_value(inputs["shape"]) is not None)):
-        return OURS  # (XLA needs scatter_nd's shape when it compiles)
-    context.warn_once_if_xla_on_gpu()
-    return XLA
+from tf_scatter_ops._base.tf_private import EagerTensor
+from tf_scatter_ops._dispatch import composed, context, forms, ours
+from tf_scatter_ops._dispatch.routing import OURS, STOCK, XLA, route  # noqa: F401  (XLA: API)
 
 
 def eager_ours(*tensors):
@@ -73,19 +45,16 @@ def run(op, policy="", hints=None, ddof=None, **inputs):
     if how == OURS:
         if ddof is not None:
             inputs["ddof"] = ddof
-        out = ours.call(op, policy, inputs, hints)
-        if kind == "TensorScatter" and context.in_xla_context():
-            xla_sites.mark_scatter(out, inputs["tensor"])
-        return out
+        return ours.call(op, policy, inputs, hints)
     if kind == "Groupwise":
         return composed.groupwise(op, inputs["data"], inputs["segment_ids"],
-                                  inputs["num_segments"], ddof or 0, policy, how)
+                                  inputs["num_segments"], ddof or 0, policy, how == STOCK)
     if kind == "ArgSegment":
         return composed.arg_segments(op, inputs["data"], inputs["segment_ids"],
-                                     inputs["num_segments"], policy, how)
+                                     inputs["num_segments"], policy, how == STOCK)
     if kind == "ArgScatter":
         return composed.arg_scatter(op, inputs["tensor"], inputs["indices"], inputs["updates"],
-                                    policy, how)
+                                    policy, how == STOCK)
     return forms.lowered(op, policy, inputs, how == STOCK)
 
 
@@ -96,7 +65,8 @@ def run_groupwise_grad(op, data, output, grad, segment_ids, num_segments, ddof, 
         return ours.library_op(table.BY_PY[op].op + "Grad")(
             data=data, y=output, grad=grad, segment_ids=segment_ids,
             num_segments=num_segments, ddof=ddof, bad_indices_policy=policy)
-    return composed.groupwise_grad(op, data, grad, segment_ids, num_segments, ddof, policy, how)
+    return composed.groupwise_grad(op, data, grad, segment_ids, num_segments, ddof, policy,
+                                   how == STOCK)
 
 
 def scatter_variable(op, variable, indices, updates, use_locking, policy):

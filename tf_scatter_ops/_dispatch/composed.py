@@ -4,34 +4,35 @@ written with the scatter and segment ops and TensorFlow's gathers and
 element-wise ops, the same formulas as the fused kernels: their form under
 XLA and inside stock_ops() (backends.py), and the tests' second opinion.
 
-Each takes `flavour`, how its scatters and segment reductions are built:
-"xla" (TensorFlow's ops as they are), "stock" (the forms TFLite and ONNX
-take too) or "ours" (the plugin's ops)."""
+Each takes `stock`: its scatters and segment reductions are then built in
+the forms TFLite and ONNX take too; else each is routed as a call of its
+own would be (routing.py: our op, or under XLA TensorFlow's where our XLA
+kernels do not apply)."""
 
 import tensorflow as tf
 
 from tf_scatter_ops._base import table
-from tf_scatter_ops._dispatch import forms, ours
+from tf_scatter_ops._dispatch import forms, ours, routing
 
 
-def emit(op, policy, inputs, flavour):
-    """The table's `op` on `inputs`, built as `flavour` says."""
-    if flavour == "ours":
+def emit(op, policy, inputs, stock):
+    """The table's `op` on `inputs`: the stock form, or as routed here."""
+    if not stock and routing.route(op, inputs) == routing.OURS:
         return ours.call(op, policy, inputs)
-    return forms.lowered(op, policy, inputs, flavour == "stock")
+    return forms.lowered(op, policy, inputs, stock)
 
 
-def _segment(op, data, ids, num_segments, policy, flavour):
+def _segment(op, data, ids, num_segments, policy, stock):
     return emit(op, policy, {"data": data, "segment_ids": ids, "num_segments": num_segments},
-                flavour)
+                stock)
 
 
-def _tensor_scatter(op, tensor, indices, updates, policy, flavour):
-    return emit(op, policy, {"tensor": tensor, "indices": indices, "updates": updates}, flavour)
+def _tensor_scatter(op, tensor, indices, updates, policy, stock):
+    return emit(op, policy, {"tensor": tensor, "indices": indices, "updates": updates}, stock)
 
 
-def _gather_ignoring(params, indices, flavour):
-    return emit("gather_nd", "IGNORE", {"params": params, "indices": indices}, flavour)
+def _gather_ignoring(params, indices, stock):
+    return emit("gather_nd", "IGNORE", {"params": params, "indices": indices}, stock)
 
 
 # The group-wise functions (segment_softmax, ...).
@@ -52,10 +53,10 @@ def _flat_rows(x, segment_ids):
     return tf.reshape(x, tf.concat([[-1], tf.shape(x, tf.int64)[tf.rank(segment_ids):]], 0))
 
 
-def _counts(x, segment_ids, num_segments, policy, flavour):
+def _counts(x, segment_ids, num_segments, policy, stock):
     """Rows per segment, in x's dtype, shaped to divide its segment sums."""
     ones = tf.ones(tf.shape(segment_ids), x.dtype)
-    n = _segment("unsorted_segment_sum", ones, segment_ids, num_segments, policy, flavour)
+    n = _segment("unsorted_segment_sum", ones, segment_ids, num_segments, policy, stock)
     # int64 shapes: int32's wrap a segment count of 2**31 or more (to 0 when
     # XLA folds them), which would reshape the counts wrongly
     shape = tf.concat([tf.shape(n, tf.int64),
@@ -67,7 +68,7 @@ def _compute_dtype(dtype):
     return tf.float32 if dtype in (tf.float16, tf.bfloat16) else dtype
 
 
-def groupwise(op, data, segment_ids, num_segments, ddof=0, policy="", flavour="xla"):
+def groupwise(op, data, segment_ids, num_segments, ddof=0, policy="", stock=False):
     """`op` (a name of GROUPWISE) written with unsorted_segment_max / _sum,
     gathers and element-wise ops."""
     x = tf.cast(data, _compute_dtype(data.dtype))
@@ -82,26 +83,26 @@ def groupwise(op, data, segment_ids, num_segments, ddof=0, policy="", flavour="x
                           tf.shape(x, tf.int64))
 
     if op in ("segment_var", "segment_std"):
-        n = _counts(x, segment_ids, num_segments, policy, flavour)
+        n = _counts(x, segment_ids, num_segments, policy, stock)
         mean = _segment("unsorted_segment_sum", x, segment_ids, num_segments, policy,
-                           flavour) / n
+                           stock) / n
         d = x - per_row(mean)
         divisor = n - ddof
         # + 0 / 0 = NaN where n - ddof <= 0, as arithmetic: tf2onnx writes a
         # float select as c * a + (1 - c) * b, which a NaN operand spoils
         nan_where_too_few = tf.zeros_like(divisor) / tf.cast(divisor > 0, x.dtype)
         out = _segment("unsorted_segment_sum", d * d, segment_ids, num_segments, policy,
-                           flavour) / tf.maximum(divisor, 1)
+                           stock) / tf.maximum(divisor, 1)
         out = out + nan_where_too_few
         if op == "segment_std":
             out = tf.sqrt(out)
     else:
         m = _segment("unsorted_segment_max", x, segment_ids, num_segments, policy,
-                           flavour)
+                           stock)
         shift = tf.where(tf.math.is_finite(m), m, tf.zeros_like(m))
         shifted = x - per_row(shift)
         total = _segment("unsorted_segment_sum", tf.exp(shifted), segment_ids, num_segments, policy,
-                           flavour)
+                           stock)
         if op == "segment_logsumexp":
             out = shift + tf.math.log(total)
         elif op == "segment_log_softmax":
@@ -112,12 +113,12 @@ def groupwise(op, data, segment_ids, num_segments, ddof=0, policy="", flavour="x
 
 
 def groupwise_grad(op, data, grad, segment_ids, num_segments, ddof=0, policy="",
-                   flavour="xla"):
+                   stock=False):
     """The gradient of groupwise(...) with respect to data for the output's
     gradient `grad`, by the gradients of those ops."""
     with tf.GradientTape() as tape:
         tape.watch(data)
-        out = groupwise(op, data, segment_ids, num_segments, ddof, policy, flavour)
+        out = groupwise(op, data, segment_ids, num_segments, ddof, policy, stock)
     return tape.gradient(out, data, output_gradients=grad)
 
 
@@ -130,7 +131,7 @@ def _is_max(op):
     return "_max_" in op
 
 
-def value_gradient(grad, positions, updates, outer, segment, flavour="ours"):
+def value_gradient(grad, positions, updates, outer, segment, stock=False):
     """The gradient of the value (for its gradient `grad`) with respect to the
     updates (a segment's data) and, unless `segment`, the tensor: each
     element's gradient goes to element (position, column) of the updates, the
@@ -148,7 +149,7 @@ def value_gradient(grad, positions, updates, outer, segment, flavour="ours"):
     size = rows * width
     d_flat = emit("scatter_nd", "IGNORE", {"indices": to[:, tf.newaxis],
                                            "updates": tf.reshape(grad, [-1]),
-                                           "shape": tf.maximum(size, 1)[tf.newaxis]}, flavour)
+                                           "shape": tf.maximum(size, 1)[tf.newaxis]}, stock)
     d_updates = tf.reshape(d_flat[:size], tf.shape(updates, tf.int64))
     if segment:
         return d_updates, None
@@ -222,7 +223,7 @@ def _first(candidates_min, none):
     return tf.where(tf.equal(candidates_min, none), tf.constant(-1, tf.int64), candidates_min)
 
 
-def arg_segments(op, data, segment_ids, num_segments, policy="", flavour="xla"):
+def arg_segments(op, data, segment_ids, num_segments, policy="", stock=False):
     """(value, positions) of unsorted_segment_*_with_arg* from segment max/min,
     gathers and element-wise ops, with the kernel's gradient."""
     reducer = "unsorted_segment_max" if _is_max(op) else "unsorted_segment_min"
@@ -232,23 +233,23 @@ def arg_segments(op, data, segment_ids, num_segments, policy="", flavour="xla"):
     def f(data):
         clean, code = _without_nan(op, data)
         # an empty segment holds the dtype's lowest (highest) value, as the kernel's
-        best = _segment(reducer, clean, segment_ids, num_segments, policy, flavour)
-        code = _segment("unsorted_segment_max", code, segment_ids, num_segments, policy, flavour)
+        best = _segment(reducer, clean, segment_ids, num_segments, policy, stock)
+        code = _segment("unsorted_segment_max", code, segment_ids, num_segments, policy, stock)
         # -inf alone (+inf for a min): the segment max says the dtype's lowest value
         best = _with_nan(tf.where(tf.equal(code, 1), _worst(data.dtype, op), best), code)
-        best_at = _gather_ignoring(best, segment_ids[..., tf.newaxis], flavour)
+        best_at = _gather_ignoring(best, segment_ids[..., tf.newaxis], stock)
         candidates = tf.where(_matches(data, best_at), _row_positions(outer, data), _NO_ROW)
         positions = _first(_segment("unsorted_segment_min", candidates, segment_ids,
-                                    num_segments, policy, flavour), _NO_ROW)
+                                    num_segments, policy, stock), _NO_ROW)
         value = _at_positions(data, outer, positions, best)
 
         def grad(g, unused_positions_grad=None):
-            return value_gradient(g, positions, data, outer, True, flavour)[0]
+            return value_gradient(g, positions, data, outer, True, stock)[0]
         return (value, positions), grad
     return f(data)
 
 
-def arg_scatter(op, tensor, indices, updates, policy="", flavour="xla"):
+def arg_scatter(op, tensor, indices, updates, policy="", stock=False):
     """(value, positions) of tensor_scatter_nd_*_with_arg* from tensor scatter
     max/min, gathers and element-wise ops, with the kernel's gradient."""
     scatter = "tensor_scatter_nd_max" if _is_max(op) else "tensor_scatter_nd_min"
@@ -259,20 +260,20 @@ def arg_scatter(op, tensor, indices, updates, policy="", flavour="xla"):
         clean, code = _without_nan(op, updates)
         shape = tf.shape(tensor, tf.int64)
         best = _tensor_scatter(scatter, tf.fill(shape, _worst(tensor.dtype, op)), indices, clean,
-                               policy, flavour)
+                               policy, stock)
         code = _tensor_scatter("tensor_scatter_nd_max", tf.zeros(shape, tf.int32), indices, code,
-                               policy, flavour)
+                               policy, stock)
         best = _with_nan(best, code)
         updated = (code >= 1) & _takes(op, best, tensor)
-        best_at = _gather_ignoring(best, indices, flavour)
+        best_at = _gather_ignoring(best, indices, stock)
         candidates = tf.where(_matches(updates, best_at), _row_positions(outer, updates), _NO_ROW)
         first = _tensor_scatter("tensor_scatter_nd_min", tf.fill(shape, _NO_ROW), indices,
-                                candidates, policy, flavour)
+                                candidates, policy, stock)
         positions = tf.where(updated, first, tf.constant(-1, tf.int64))
         value = _at_positions(updates, outer, positions, tensor)
 
         def grad(g, unused_positions_grad=None):
-            d_updates, d_tensor = value_gradient(g, positions, updates, outer, False, flavour)
+            d_updates, d_tensor = value_gradient(g, positions, updates, outer, False, stock)
             return d_tensor, d_updates
         return (value, positions), grad
     return f(tensor, updates)

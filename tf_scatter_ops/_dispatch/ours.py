@@ -8,6 +8,9 @@ import tensorflow as tf
 
 from tf_scatter_ops._base import library, table
 from tf_scatter_ops._base.tf_private import tf_stack
+from tf_scatter_ops._dispatch import context, xla_sites
+
+xla_sites.register()
 
 
 @functools.lru_cache(maxsize=None)  # on every eager call: build each name once
@@ -65,5 +68,9 @@ def hint_attrs(indices_are_sorted, unique_indices):
 
 
 def call(op, policy, inputs, hints=None):
-    """Our op for the table's `op` on `inputs` (by name)."""
-    return library_op(table.BY_PY[op].op)(bad_indices_policy=policy, **inputs, **(hints or {}))
+    """Our op for the table's `op` on `inputs` (by name); under XLA a tensor
+    scatter's call site is marked for our XLA kernel (xla_sites.py)."""
+    out = library_op(table.BY_PY[op].op)(bad_indices_policy=policy, **inputs, **(hints or {}))
+    if table.BY_PY[op].kind == "TensorScatter" and context.in_xla_context():
+        xla_sites.mark_scatter(out, inputs["tensor"])
+    return out

@@ -7,7 +7,7 @@ Serving, TFLite and ONNX converters:
 or from a shell: `python -m tf_scatter_ops.export SRC DST [--check] [--inputs S.npz]`.
 """
 
-from tf_scatter_ops.export.check import ExportCheckError, check
+from tf_scatter_ops.export.compare import ExportCheckError, check
 from tf_scatter_ops.export.rewrite import export
 
 __all__ = ["ExportCheckError", "check", "export"]

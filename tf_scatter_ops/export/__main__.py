@@ -1,12 +1,12 @@
 """`python -m tf_scatter_ops.export SRC DST [--check] [--inputs SAMPLE.npz]`:
 writes the SavedModel SRC as DST with every TfScatter> op replaced by
 TensorFlow's ops (export.rewrite), and with --check runs both on sample
-inputs and compares their outputs (export.check)."""
+inputs and compares their outputs (export.compare)."""
 
 import argparse
 import json
 
-from tf_scatter_ops.export.check import check
+from tf_scatter_ops.export.compare import check
 from tf_scatter_ops.export.rewrite import export
 
 
