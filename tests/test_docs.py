@@ -34,6 +34,7 @@ An HTML comment on the line before a fence gives a block options:
     <!-- test: timeout=SECONDS --> (default 120)
 """
 
+import collections
 import json
 import os
 import re
@@ -504,14 +505,138 @@ def check_bench_arguments(bench):
 
 
 # ---------------------------------------------------------------- paths
+#
+# What names a path of the repository, in the docs, the folder READMEs and
+# the comments and docstrings of the sources (a token: a run of characters
+# between spaces, backquotes, quotes, brackets and `|:;`, a trailing `.,`
+# dropped, a `#anchor` cut off):
+#
+#   root      it starts with a top-level folder (`cc/`, `tests/`, ...): it
+#             must exist from the repository's root
+#   relative  in Markdown and C++ only, it starts with a folder of cc/,
+#             cc/kernels/ or tests/cc/ (`cpu/thresholds.h`, `ops/op_table.h`):
+#             it must exist from the file's folder, the root, cc/ or
+#             cc/kernels/
+#   bare      a file name with no folder and a source extension
+#             (`scatter_ops.cc`): some file of the repository has that name,
+#             or EXTERNAL_FILES lists it
+#
+# `{a,b}` is expanded and `*` or `<name>` is a wildcard: a pattern must match
+# at least one file. `folder/module.attr` names the module folder/module.py.
+# Markdown links ([text](path#anchor)) must reach a file, and an anchor one of
+# its headings.
 
-PATH_ROOTS = ("cc/", "tests/", "tools/", "mk/", "docs/", "tf_scatter_ops/", ".ci/", "third_party/")
-TOP_FILES = {"Makefile", "BUILD", "WORKSPACE", "setup.py", "pyproject.toml", "requirements.txt",
-             "build_pip_pkg.sh", "README.md", "CONTRIBUTING.md", ".bazelrc", "MANIFEST.in"}
+ROOT_FOLDERS = ("cc", "tf_scatter_ops", "tests", "tools", "docs", "mk", "benchmarks", "examples",
+                "third_party", ".ci")
+# Files of other projects (TensorFlow, XLA, Keras) that comments name.
+EXTERNAL_FILES = {"segment_reduction_ops_test.py", "embedding_ops_test.py", "core_test.py",
+                  "numpy_test.py", "math_test.py", "nn_test.py", "custom_call_status.h", "tensor.h"}
+SOURCE_EXTENSIONS = (".h", ".cc", ".cu", ".cuh", ".py", ".mk", ".md", ".sh")
+CPP = (".h", ".cc", ".cu", ".cuh")
+NOT_SCANNED = {".git", ".venv", "build", "dist", "third_party", "__pycache__", ".pytest_cache",
+               ".hypothesis"}
+SEARCH_BASES = ("", "cc", "cc/kernels")
+
+
+def repository_files():
+    """Every file of the working tree but the build's and the environment's."""
+    files = []
+    for folder, dirs, names in os.walk(ROOT):
+        dirs[:] = sorted(d for d in dirs if d not in NOT_SCANNED and not d.startswith("bazel-"))
+        files += [os.path.relpath(os.path.join(folder, n), ROOT) for n in names]
+    return sorted(files)
+
+
+FILES = repository_files()
+BASENAMES = {os.path.basename(f) for f in FILES}
+SUBFOLDERS = sorted({d for base in ("cc", "cc/kernels", "tests/cc")
+                     for d in os.listdir(os.path.join(ROOT, base))
+                     if os.path.isdir(os.path.join(ROOT, base, d))})
+
+
+def path_sources():
+    """(Markdown files, source files) whose paths are checked."""
+    markdown = DOCS + [f for f in FILES if os.path.basename(f) == "README.md" and f not in DOCS]
+    sources = [f for f in FILES
+               if (f.startswith(("cc/", "tests/cc/")) and f.endswith(CPP))
+               or (f.startswith(("tf_scatter_ops/", "tests/", "benchmarks/", "examples/"))
+                   and f.endswith(".py"))
+               or (f.startswith("benchmarks/") and f.endswith(".cc"))
+               or (f.startswith(("tools/", "mk/", ".ci/")) and not f.endswith(".md"))
+               or f == "Makefile"]
+    return markdown, sources
+
+
+def cpp_comments(text):
+    """(first line, text) of each comment of C++ or CUDA source."""
+    out, i, n, line = [], 0, len(text), 1
+    while i < n:
+        if text.startswith("//", i):
+            j = text.find("\n", i)
+            j = n if j < 0 else j
+            out.append((line, text[i + 2:j]))
+            i = j
+        elif text.startswith("/*", i):
+            j = text.find("*/", i + 2)
+            j = n if j < 0 else j
+            out.append((line, text[i + 2:j]))
+            line += text.count("\n", i, j)
+            i = j + 2
+        elif text[i] == '"' and i and text[i - 1] == "R" and "(" in text[i:i + 20]:
+            k = text.index("(", i)  # a raw string R"delim(...)delim"
+            end = text.find(")" + text[i + 1:k] + '"', k)
+            j = n if end < 0 else end + k - i + 1
+            line += text.count("\n", i, j)
+            i = j
+        elif text[i] in "\"'":
+            j = i + 1
+            while j < n and text[j] not in (text[i], "\n"):
+                j += 2 if text[j] == "\\" else 1
+            i = j + 1
+        else:
+            line += text[i] == "\n"
+            i += 1
+    return out
+
+
+def python_comments(text):
+    """(first line, text) of each comment and docstring of Python source."""
+    import ast
+    import io
+    import tokenize
+    out = [(tok.start[0], tok.string[1:])
+           for tok in tokenize.generate_tokens(io.StringIO(text).readline)
+           if tok.type == tokenize.COMMENT]
+    lines = text.split("\n")
+    for node in ast.walk(ast.parse(text)):
+        body = getattr(node, "body", None)
+        if (isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+                and body and isinstance(body[0], ast.Expr)
+                and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str)):
+            out.append((body[0].lineno, "\n".join(lines[body[0].lineno - 1:body[0].end_lineno])))
+    return out
+
+
+def hash_comments(text):
+    """(line, text) of each `#` comment of a shell script or makefile."""
+    return [(k, m.group(1)) for k, line in enumerate(text.split("\n"), 1)
+            if not line.startswith("#!") and (m := re.search(r"(?:^|\s)#(.*)$", line))]
+
+
+def commented_text(path):
+    with open(os.path.join(ROOT, path), errors="replace") as f:
+        text = f.read()
+    if path.endswith(".md"):
+        return [(1, text)]
+    if path.endswith(CPP):
+        return cpp_comments(text)
+    if path.endswith(".py") or text.startswith("#!/usr/bin/env python"):
+        return python_comments(text)
+    return hash_comments(text)
 
 
 def _expand(path):
-    """Brace alternatives ({a,b}) of a path, one level."""
+    """Brace alternatives ({a,b}) of a path."""
     m = re.search(r"\{([^{}]*)\}", path)
     if not m:
         return [path]
@@ -519,21 +644,110 @@ def _expand(path):
             for q in _expand(path[:m.start()] + alt + path[m.end():])]
 
 
-def test_files_named_in_the_docs_exist():
-    """Every `path` in backquotes that names a file or folder of the
-    repository (cc/..., tests/..., tools/..., the top-level files) exists;
-    `*` and {a,b} are expanded."""
+def path_exists(path, bases):
+    """Whether the path, or each of its brace alternatives, names a file or
+    folder from one of the bases (a pattern: matches one)."""
+    for p in _expand(path):
+        pattern = re.sub(r"<[^<>/]*>", "*", p)
+        candidates = [pattern]
+        stem, dot, attr = pattern.rpartition(".")
+        if dot and "/" not in attr and re.fullmatch(r"[A-Za-z_]\w*", attr) \
+                and "." + attr not in SOURCE_EXTENSIONS:
+            candidates.append(stem + ".py")  # module.attr
+        if not any(glob(os.path.join(ROOT, b, c)) for b in bases for c in candidates):
+            return False
+    return True
+
+
+TOKEN = re.compile(r"[^\s`'\"()\[\]|:;]+")
+
+
+def named_paths(text, markdown_or_cpp):
+    """(offset, kind, path) of each token of the text that names a path."""
+    for m in TOKEN.finditer(text):
+        token = m.group(0).split("#", 1)[0].rstrip(".,")
+        if token.startswith("./"):
+            token = token[2:]
+        head = token.split("/", 1)[0]
+        if "/" in token and head in ROOT_FOLDERS:
+            yield m.start(), "root", token
+        elif "/" in token and head in SUBFOLDERS and markdown_or_cpp:
+            yield m.start(), "relative", token
+        elif ("/" not in token and token.endswith(SOURCE_EXTENSIONS) and token[:1].isalnum()
+              and not re.search(r"[<*{]", token)):
+            yield m.start(), "bare", token
+
+
+def path_problems(path):
+    """'file:line: ...' for each named path of one file that does not exist."""
     problems = []
-    for doc in DOCS:
+    is_md = path.endswith(".md")
+    text_chunks = commented_text(path)
+    folder = os.path.dirname(path)
+    for first, text in text_chunks:
+        for offset, kind, name in named_paths(text, is_md or path.endswith(CPP)):
+            if kind == "root":
+                ok = path_exists(name, [""])
+            elif kind == "relative":
+                ok = path_exists(name, (folder,) + SEARCH_BASES)
+            else:
+                ok = name in BASENAMES or name in EXTERNAL_FILES
+            if not ok:
+                line = first + text.count("\n", 0, offset)
+                problems.append(f"{path}:{line}: {name} ({kind} name) does not exist")
+    return problems
+
+
+def test_paths_named_in_the_docs_and_comments_exist():
+    """Every repository path that a doc, a folder README or a source comment
+    names exists (see the rules above); all failures at once."""
+    markdown, sources = path_sources()
+    assert "cc/ops/README.md" in markdown and "cc/ops/op_table.h" in sources
+    problems = [p for f in markdown + sources for p in path_problems(f)]
+    assert not problems, (f"{len(problems)} named paths do not exist:\n" + "\n".join(problems))
+
+
+def without_code(text):
+    """Markdown with its fenced blocks and inline code blanked (lines kept)."""
+    text = re.sub(r"^\s*(```|~~~).*?^\s*\1\s*$", lambda m: "\n" * m.group(0).count("\n"), text,
+                  flags=re.S | re.M)
+    return re.sub(r"`[^`\n]*`", lambda m: " " * len(m.group(0)), text)
+
+
+def anchors(path):
+    """GitHub's anchors of a Markdown file's headings (and <a id=...>)."""
+    with open(os.path.join(ROOT, path)) as f:
+        text = without_code(f.read())
+    found, seen = set(), collections.Counter()
+    with open(os.path.join(ROOT, path)) as f:
+        raw = f.read().split("\n")
+    for k, line in enumerate(text.split("\n")):
+        if re.match(r"^#{1,6}\s", line):
+            title = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", raw[k].lstrip("#").strip())
+            slug = re.sub(r"[^\w\- ]", "", title.lower()).replace(" ", "-")
+            found.add(slug + (f"-{seen[slug]}" if seen[slug] else ""))
+            seen[slug] += 1
+    found.update(re.findall(r"<a\s+(?:id|name)=\"([^\"]+)\"", text))
+    return found
+
+
+def test_links_between_the_docs_reach_a_file_and_a_heading():
+    """Every relative Markdown link of the docs and the folder READMEs
+    reaches a file, and its #anchor a heading there."""
+    markdown, _ = path_sources()
+    problems = []
+    for doc in markdown:
         with open(os.path.join(ROOT, doc)) as f:
-            text = f.read()
-        text = re.sub(r"```.*?```", lambda m: "\n" * m.group(0).count("\n"), text, flags=re.S)
-        for m in re.finditer(r"`([^`\s]+)`", text):
-            path = m.group(1).rstrip(".,:;")
-            if not (path.startswith(PATH_ROOTS) or path in TOP_FILES):
+            text = without_code(f.read())
+        for m in re.finditer(r"\]\(([^()\s]+)\)", text):
+            target = m.group(1)
+            if re.match(r"^[a-z]+:", target):
                 continue
-            for p in _expand(path):
-                if not glob(os.path.join(ROOT, p)):
-                    line = text.count("\n", 0, m.start()) + 1
-                    problems.append(f"{doc}: `{path}` ({p}) does not exist (near line {line})")
-    assert not problems, "\n".join(problems)
+            where = f"{doc}:{text.count(chr(10), 0, m.start()) + 1}"
+            file, _, anchor = target.partition("#")
+            file = os.path.normpath(os.path.join(os.path.dirname(doc), file)) if file else doc
+            if not os.path.exists(os.path.join(ROOT, file)):
+                problems.append(f"{where}: the link {target} reaches no file ({file})")
+            elif anchor and file.endswith(".md") and anchor not in anchors(file):
+                problems.append(f"{where}: the link {target}: {file} has no heading #{anchor}")
+    assert not problems, f"{len(problems)} broken links:\n" + "\n".join(problems)
