@@ -35,6 +35,7 @@ An HTML comment on the line before a fence gives a block options:
 """
 
 import collections
+import functools
 import json
 import os
 import re
@@ -255,10 +256,10 @@ def _env():
     return env
 
 
-def _run(argv, cwd, timeout):
-    """Runs argv in its own process group; the group is killed afterwards,
-    whatever happens. Returns (returncode, output)."""
-    proc = subprocess.Popen(argv, cwd=cwd, env=_env(), stdout=subprocess.PIPE,
+def _run(argv, cwd, timeout, **env):
+    """Runs argv in its own process group (env: variables to set); the group
+    is killed afterwards, whatever happens. Returns (returncode, output)."""
+    proc = subprocess.Popen(argv, cwd=cwd, env=dict(_env(), **env), stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True, start_new_session=True)
     try:
         out, _ = proc.communicate(timeout=timeout)
@@ -751,3 +752,216 @@ def test_links_between_the_docs_reach_a_file_and_a_heading():
             elif anchor and file.endswith(".md") and anchor not in anchors(file):
                 problems.append(f"{where}: the link {target}: {file} has no heading #{anchor}")
     assert not problems, f"{len(problems)} broken links:\n" + "\n".join(problems)
+
+
+# ---------------------------------------------------------------- devices
+#
+# docs/api.md's device table against the kernels the library registers, read
+# in a process of its own with TF_SCATTER_OPS_GPU=1, which registers the GPU
+# kernels of a library built with them even where no GPU or driver is (the
+# registry is only read). A library built without GPU kernels (no nvcc, or
+# TFSO_GPU=0) or without XLA kernels cannot say what a build with them has:
+# the GPU or XLA column is then skipped, with the reason.
+
+API = "docs/api.md"
+DEVICE_COLUMNS = ["op (`TfScatter>`)", "function", "value dtypes", "CPU", "GPU", "XLA"]
+_FLOATS = ["bfloat16", "float16", "float32", "float64"]
+_REALS = _FLOATS + ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"]
+_NUMBERS = _REALS + ["complex64", "complex128"]
+DTYPE_GROUPS = {  # the names of docs/api.md's dtype table
+    "all": frozenset(_NUMBERS + ["bool", "string"]),
+    "numbers": frozenset(_NUMBERS),
+    "real numbers": frozenset(_REALS),
+    "floats": frozenset(_FLOATS),
+}
+
+REGISTRY = textwrap.dedent("""
+    import json
+    import tensorflow as tf
+    from tensorflow.python.framework import kernels
+    import tf_scatter_ops as tso
+    from tf_scatter_ops import _table
+    found = {}
+    for k in kernels.get_all_registered_kernels().kernel:
+        if k.op.startswith("TfScatter>"):
+            dtypes = found.setdefault(k.op[len("TfScatter>"):], {}).setdefault(k.device_type, [])
+            dtypes += [tf.as_dtype(t).name for c in k.constraint for t in c.allowed_values.list.type]
+    print(json.dumps({"built_with_gpu": tso.built_with_gpu(), "built_with_xla": tso.built_with_xla(),
+                      "gpu_status": tso.gpu_status(), "kernels": found,
+                      "rows": [[row.op, row.py] for row in _table.OPS]}))
+    """)
+
+
+@functools.lru_cache(maxsize=None)
+def registry():
+    """{"built_with_gpu", "built_with_xla", "gpu_status", "kernels": {op:
+    {device type: [dtypes]}}, "rows": [[op, py], ...]} of the library."""
+    with tempfile.TemporaryDirectory() as cwd:
+        rc, out = _run([sys.executable, "-c", REGISTRY], cwd=cwd, timeout=120, TF_SCATTER_OPS_GPU="1")
+    assert rc == 0, out[-3000:]
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def section(doc, heading):
+    """The text of a `## heading` section of a Markdown file (up to the next
+    `## `), and the line its heading is on."""
+    with open(os.path.join(ROOT, doc)) as f:
+        text = f.read()
+    start = text.find(f"\n{heading}\n")
+    assert start >= 0, f"{doc} has no {heading!r} section"
+    body = text[start + 1:].split("\n## ", 1)[0]
+    return body, text.count("\n", 0, start) + 2
+
+
+def device_table():
+    """{op: (line, {column: cell})} of docs/api.md's device table."""
+    body, first = section(API, "## Devices")
+    rows, header = {}, None
+    for k, line in enumerate(body.split("\n")):
+        if not line.startswith("|"):
+            if header:
+                break
+            continue
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if header is None:
+            header = cells
+            assert header == DEVICE_COLUMNS, (f"{API}:{first + k}: the device table's columns are "
+                                              f"{header}, not {DEVICE_COLUMNS}")
+        elif not set("".join(cells)) <= set("-: "):
+            rows[cells[0].strip("`")] = (first + k, dict(zip(header, cells)))
+    assert rows, f"{API}: the Devices section has no table"
+    return rows
+
+
+def _group(dtypes):
+    """docs/api.md's name for a set of dtypes, or the set."""
+    names = [name for name, group in DTYPE_GROUPS.items() if group == frozenset(dtypes)]
+    return names[0] if names else ", ".join(sorted(dtypes)) or "none"
+
+
+def _devices(op):
+    return registry()["kernels"].get(op, {})
+
+
+def test_the_device_table_lists_every_op_with_its_cpu_kernels():
+    """Every op with a kernel, and every op-table row, has a row: its
+    function, its value dtypes (the CPU kernels') and its CPU column."""
+    table, reg = device_table(), registry()
+    problems = []
+    for op in sorted(set(reg["kernels"]) - set(table)):
+        problems.append(f"{API}: the device table has no row for TfScatter>{op}, which has kernels "
+                        f"on {sorted(reg['kernels'][op])}")
+    for op in sorted(set(table) - set(reg["kernels"])):
+        problems.append(f"{API}:{table[op][0]}: TfScatter>{op} has no kernel")
+    for op, py in reg["rows"]:
+        if op not in table:
+            problems.append(f"{API}: the device table has no row for op-table row {op} ({py})")
+        elif f"`{py}`" not in table[op][1]["function"]:
+            problems.append(f"{API}:{table[op][0]}: the function of {op} is `{py}`")
+    for op, (line, cells) in sorted(table.items()):
+        cpu = _devices(op).get("CPU", [])
+        if cells["CPU"] != ("yes" if cpu else "no"):
+            problems.append(f"{API}:{line}: {op}: CPU says {cells['CPU']!r}, the registry "
+                            f"{'has' if cpu else 'has no'} CPU kernels")
+        if cpu and cells["value dtypes"] != _group(cpu):
+            problems.append(f"{API}:{line}: {op}: value dtypes {cells['value dtypes']!r}, the CPU "
+                            f"kernels take {_group(cpu)!r}")
+    assert not problems, "\n".join(problems)
+
+
+def _skip_unless_built_with(what):
+    reg = registry()
+    if what == "gpu" and not reg["built_with_gpu"]:
+        pytest.skip("the library was built without GPU kernels (built_with_gpu() is False: no "
+                    f"nvcc, or TFSO_GPU=0), so the GPU column of {API} cannot be checked here")
+    if what == "xla" and not reg["built_with_xla"]:
+        pytest.skip("the library was built without XLA kernels (built_with_xla() is False), so the "
+                    f"XLA column of {API} cannot be checked here")
+    return reg
+
+
+def gpu_answer(op):
+    """What the GPU column must say of an op: "yes" for GPU kernels of every
+    CPU dtype but string, "no" for none, else the registry's dtypes."""
+    devices = _devices(op)
+    gpu, cpu = set(devices.get("GPU", [])), set(devices.get("CPU", [])) - {"string"}
+    if not gpu:
+        return "no"
+    return "yes" if gpu == cpu else f"GPU dtypes {sorted(gpu)}, CPU's but string {sorted(cpu)}"
+
+
+def test_the_device_table_gpu_column():
+    reg = _skip_unless_built_with("gpu")
+    assert reg["gpu_status"]["registered"], ("TF_SCATTER_OPS_GPU=1 registered no GPU kernel: "
+                                             f"{reg['gpu_status']['why']}")
+    problems = [f"{API}:{line}: {op}: GPU says {cells['GPU']!r}, the registry: {gpu_answer(op)}"
+                for op, (line, cells) in sorted(device_table().items())
+                if cells["GPU"] != gpu_answer(op)]
+    assert not problems, "\n".join(problems)
+
+
+def test_the_device_table_xla_column():
+    """XLA: the plugin's XLA kernels, for the CPU only (docs/xla.md)."""
+    reg = _skip_unless_built_with("xla")
+    problems = [f"{API}: TfScatter>{op} has an XLA kernel for {device}: the docs say the XLA "
+                "kernels are for the CPU" for op, devices in sorted(reg["kernels"].items())
+                for device in devices if device.startswith("XLA_") and device != "XLA_CPU_JIT"]
+    for op, (line, cells) in sorted(device_table().items()):
+        has = "XLA_CPU_JIT" in _devices(op)
+        if cells["XLA"] != ("yes" if has else "no"):
+            problems.append(f"{API}:{line}: {op}: XLA says {cells['XLA']!r}, the registry "
+                            f"{'has' if has else 'has no'} XLA_CPU_JIT kernel")
+    assert not problems, "\n".join(problems)
+
+
+# A sentence that says something has no GPU kernel ...
+NO_GPU = re.compile(r"\bCPU[- ]only\b|\bonly (?:on|for) (?:the |a )?CPUs?\b|\bno GPU kernels?\b"
+                    r"|\bwithout (?:a |its |their )?GPU kernels?\b|\bnot on (?:the |a )?GPUs?\b",
+                    re.I)
+# ... and the ops it names: op types, function names, families.
+FAMILIES = {
+    r"\bsegment": lambda op: "Segment" in op,
+    r"\bscatter": lambda op: "Scatter" in op,
+    r"\bgather": lambda op: "Gather" in op,
+    r"\bgroup-wise": lambda op: op.startswith(("SegmentSoftmax", "SegmentLog", "SegmentVar",
+                                               "SegmentStd")),
+    r"\barg(?:max|min|\b)": lambda op: "Arg" in op,
+    r"\bvariables?\b": lambda op: op.startswith(("Resource", "ScatterNd")),
+}
+
+
+def device_claims(doc):
+    """(line, sentence, ops) of each sentence of a doc that says ops have no
+    GPU kernel (sentences about strings aside: they have none)."""
+    with open(os.path.join(ROOT, doc)) as f:
+        text = re.sub(r"`", "", without_code(f.read()))
+    ops = [op for op, _ in registry()["rows"]] + list(registry()["kernels"])
+    py = {p: op for op, p in registry()["rows"]}
+    out = []
+    for m in re.finditer(r"[^.!?\n|]+(?:\n(?![\n|#-])[^.!?\n|]+)*[.!?]?", text):
+        sentence = m.group(0)
+        if not NO_GPU.search(sentence) or re.search(r"\bstrings?\b", sentence, re.I):
+            continue
+        named = {op for op in ops if re.search(rf"\b{op}\b", sentence)}
+        named |= {py[p] for p in py if re.search(rf"\b{p}\b", sentence)}
+        for word, member in FAMILIES.items():
+            if re.search(word, sentence, re.I):
+                named |= {op for op in ops if member(op)}
+        if named:
+            out.append((text.count("\n", 0, m.start()) + 1, " ".join(sentence.split()), named))
+    return out
+
+
+def test_no_doc_says_an_op_with_gpu_kernels_has_none():
+    """No doc or folder README says that ops the library has GPU kernels for
+    are CPU-only (or have no GPU kernel)."""
+    _skip_unless_built_with("gpu")
+    markdown, _ = path_sources()
+    problems = []
+    for doc in markdown:
+        for line, sentence, ops in device_claims(doc):
+            wrong = sorted(op for op in ops if _devices(op).get("GPU"))
+            if wrong:
+                problems.append(f"{doc}:{line}: {sentence!r}: GPU kernels are registered for "
+                                f"{', '.join(wrong[:6])}{' ...' if len(wrong) > 6 else ''}")
+    assert not problems, "\n".join(problems)
