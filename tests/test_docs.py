@@ -708,11 +708,12 @@ def test_paths_named_in_the_docs_and_comments_exist():
     assert not problems, (f"{len(problems)} named paths do not exist:\n" + "\n".join(problems))
 
 
-def without_code(text):
-    """Markdown with its fenced blocks and inline code blanked (lines kept)."""
+def without_code(text, inline=True):
+    """Markdown with its fenced blocks (and its inline code) blanked, lines
+    kept."""
     text = re.sub(r"^\s*(```|~~~).*?^\s*\1\s*$", lambda m: "\n" * m.group(0).count("\n"), text,
                   flags=re.S | re.M)
-    return re.sub(r"`[^`\n]*`", lambda m: " " * len(m.group(0)), text)
+    return re.sub(r"`[^`\n]*`", lambda m: " " * len(m.group(0)), text) if inline else text
 
 
 def anchors(path):
@@ -934,7 +935,7 @@ def device_claims(doc):
     """(line, sentence, ops) of each sentence of a doc that says ops have no
     GPU kernel (sentences about strings aside: they have none)."""
     with open(os.path.join(ROOT, doc)) as f:
-        text = re.sub(r"`", "", without_code(f.read()))
+        text = without_code(f.read(), inline=False).replace("`", "")
     ops = [op for op, _ in registry()["rows"]] + list(registry()["kernels"])
     py = {p: op for op, p in registry()["rows"]}
     out = []
