@@ -966,3 +966,74 @@ def test_no_doc_says_an_op_with_gpu_kernels_has_none():
                 problems.append(f"{doc}:{line}: {sentence!r}: GPU kernels are registered for "
                                 f"{', '.join(wrong[:6])}{' ...' if len(wrong) > 6 else ''}")
     assert not problems, "\n".join(problems)
+
+
+# ---------------------------------------------------------------- README
+
+README_BYTES = 12 * 1024
+LINE_CHARS = 300
+NOT_INDEXED = {"ScatterAccumulate", "load"}  # leaving the public API
+
+
+def test_the_readme_is_a_landing_page():
+    """At most 12 KB, no line (README.md, docs/api.md) a paragraph, and a link
+    to every page of docs/."""
+    problems = []
+    size = os.path.getsize(os.path.join(ROOT, "README.md"))
+    if size > README_BYTES:
+        problems.append(f"README.md has {size} bytes, more than {README_BYTES}: move the detail "
+                        "to docs/")
+    for doc in ("README.md", API):
+        with open(os.path.join(ROOT, doc)) as f:
+            for k, line in enumerate(f, 1):
+                if len(line.rstrip("\n")) > LINE_CHARS:
+                    problems.append(f"{doc}:{k}: {len(line.rstrip())} characters, more than "
+                                    f"{LINE_CHARS}: shorten the table cell, put the rest under it")
+    with open(os.path.join(ROOT, "README.md")) as f:
+        linked = set(re.findall(r"\]\((docs/[\w.-]+\.md)(?:#[\w-]*)?\)", f.read()))
+    problems += [f"README.md does not link {doc}" for doc in DOCS
+                 if doc.startswith("docs/") and doc not in linked]
+    assert not problems, "\n".join(problems)
+
+
+def _public(obj, name):
+    """The public names under a module of the package: its __all__, or its
+    functions and classes defined in the package."""
+    import inspect
+    if not inspect.ismodule(obj):
+        return [name]
+    names = getattr(obj, "__all__", None) or [
+        n for n in dir(obj) if not n.startswith("_") and not inspect.ismodule(getattr(obj, n))
+        and getattr(getattr(obj, n), "__module__", "").startswith("tf_scatter_ops")]
+    return [q for n in names for q in _public(getattr(obj, n), f"{name}.{n}")]
+
+
+def public_names():
+    import tf_scatter_ops as tso
+    return sorted(q for name in tso.__all__ if name not in NOT_INDEXED
+                  for q in _public(getattr(tso, name), name))
+
+
+def test_the_readme_indexes_every_public_name_and_api_md_documents_it():
+    """The README's API section links every public name (tf_scatter_ops's
+    __all__, its modules' names) into docs/api.md, names nothing else, and
+    docs/api.md names each."""
+    import tf_scatter_ops as tso
+    body, _ = section("README.md", "## API")
+    indexed = dict(re.findall(r"\[`([\w.]+)`\]\((docs/api\.md#[\w-]+)\)", body))
+    with open(os.path.join(ROOT, API)) as f:
+        api = f.read()
+    public = public_names()
+    assert len(public) > 50, public
+    problems = [f"README.md's API index does not link {name} into {API}"
+                for name in public if name not in indexed]
+    for name in sorted(set(indexed) - set(public)):
+        obj = tso
+        for part in name.split("."):
+            obj = getattr(obj, part, None)
+        problems.append(f"README.md's API index links {name}, "
+                        + ("which tf_scatter_ops does not have" if obj is None else
+                           "which is not public (tf_scatter_ops.__all__)"))
+    problems += [f"{API} does not name {name}" for name in public
+                 if not re.search(rf"`[\w.]*\b{re.escape(name.rsplit('.', 1)[-1])}\b", api)]
+    assert not problems, "\n".join(problems)
