@@ -55,7 +55,7 @@ def kv_cache(L, cache):
 
 def kv_decode(L, cache):
     """The same loop reading the cache each step before it writes (the
-    README's advice for loops outside XLA: the write waits for the read)."""
+    advice of docs/variables.md for loops outside XLA: the write waits for the read)."""
     width = cache.shape[1]
 
     def body(k, c, acc):

@@ -281,7 +281,7 @@ def static_shape(w, op):
     """`op`, for scatter_nd with the workload's shape as a constant: XLA needs
     the shape when compiling, which TensorFlow's op gets by making its
     argument a constant of the compiled function, and ours from the graph
-    (README, XLA)."""
+    (docs/xla.md)."""
     if w.op != "scatter_nd":
         return op
     shape = list(w.shape)

@@ -11,7 +11,7 @@ Each spec is answered with one JSON line: {"status": "pass" | "fail",
 "detail": why it failed}. A crash of this process is the parent's to record
 (tests/fuzz_pool.py).
 
-What is compared, per kind (the rules are the docs': README's differences
+What is compared, per kind (the rules are the docs': docs/api.md's differences
 from TensorFlow, docs/out-of-bounds.md, docs/xla.md, docs/segments.md):
 - sums, products, min/max, gathers and scatters in index order: bitwise
   (NaN payloads aside for products), eagerly and in tf.function; under XLA
@@ -184,7 +184,7 @@ def close(rtol, atol=0.0, exact_ints=True):
 
 def nan_bits(op):
     """Whether a NaN's sign and payload are compared: not for sums and
-    products (README, "add/sub giving NaN": on some paths the NaN has the
+    products (docs/api.md, "add/sub giving NaN": on some paths the NaN has the
     other operand's sign or payload; a product of two NaNs is the compiler's
     choice of operand order), of the segment family or the scatters."""
     return not (op.endswith(("sum", "mean", "sqrt_n", "prod", "_csr", "_add", "_sub"))
@@ -433,7 +433,7 @@ def compare_tf(ctx, thunk, expected):
 
 def tf_error_parity(ctx, thunk, ours):
     """Where ours raised: TensorFlow (thunk) must raise too, with a message
-    ours starts with (README: ours may add the position and the id)."""
+    ours starts with (docs/api.md: ours may add the position and the id)."""
     kind, got = attempt(thunk)
     if kind == "error" and tf_unavailable(got):
         return
@@ -1261,7 +1261,7 @@ def run_sorted(ctx):
         return
     if runs <= 8:
         # (min / max: the sign of a zero result is the lanes' too; sum and
-        # mean: README, a run of -0.0 rows sums to -0.0, TensorFlow's to +0.0)
+        # mean: docs/api.md, a run of -0.0 rows sums to -0.0, TensorFlow's to +0.0)
         minmax = op in ("segment_min", "segment_max")
         check = same(nan_bits(op))
         if op in ("segment_sum", "segment_mean"):
@@ -1348,7 +1348,7 @@ def tf_sparse_error(idx, sid, rows, num):
     """The regex of TensorFlow's first error for sparse_segment_*, in the
     order its kernel meets them (the output's length, then run by run: an id
     below the run's, the run's id out of range, an index of the run's rows
-    out of range), or None. Ours adds the position where the README says."""
+    out of range), or None. Ours adds the position where docs/api.md says."""
     n = len(sid)
     if n and sid[-1] == np.iinfo(np.int64).max:
         return re.escape("Last segment id must be < kintmax")
@@ -1434,7 +1434,7 @@ def run_sparse(ctx):
     if isinstance(expected, Error):
         # (TensorFlow's last id + 1 overflows for an id of the dtype's
         # maximum, and it keeps the output's length in the indices' dtype:
-        # int64 ids past int32 are cut, README; its message then names
+        # int64 ids past int32 are cut, docs/api.md; its message then names
         # something else)
         wide = ids.size and (ids.max() == np.iinfo(ids.dtype).max or (
             indices.dtype != np.int64 and np.abs(ids.astype(np.float64)).max() >= 2**31 - 1))

@@ -1,4 +1,16 @@
-"""Every code block in README.md, CONTRIBUTING.md and docs/*.md is checked.
+"""The docs cannot drift from the code.
+
+Every code block in README.md, CONTRIBUTING.md and docs/*.md is checked
+(below); and, each in its own section of this file: every repository path
+that the docs, the folder READMEs and the sources' comments and docstrings
+name exists, and every link between the docs reaches a file and a heading
+(paths); docs/api.md's device table is what the library registers, and no
+doc calls an op with GPU kernels CPU-only (devices); the README is a landing
+page that indexes every public name into docs/api.md, and the failures that
+tools/tf_kernel_tests.py allows are rows of docs/api.md's differences from
+TensorFlow (README).
+
+Code blocks:
 
 Fenced blocks only (an indented code block is an error: fence it), and
 every fence needs a language this file knows:
@@ -34,6 +46,8 @@ An HTML comment on the line before a fence gives a block options:
     <!-- test: timeout=SECONDS --> (default 120)
 """
 
+import collections
+import functools
 import json
 import os
 import re
@@ -254,10 +268,10 @@ def _env():
     return env
 
 
-def _run(argv, cwd, timeout):
-    """Runs argv in its own process group; the group is killed afterwards,
-    whatever happens. Returns (returncode, output)."""
-    proc = subprocess.Popen(argv, cwd=cwd, env=_env(), stdout=subprocess.PIPE,
+def _run(argv, cwd, timeout, **env):
+    """Runs argv in its own process group (env: variables to set); the group
+    is killed afterwards, whatever happens. Returns (returncode, output)."""
+    proc = subprocess.Popen(argv, cwd=cwd, env=dict(_env(), **env), stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True, start_new_session=True)
     try:
         out, _ = proc.communicate(timeout=timeout)
@@ -504,14 +518,138 @@ def check_bench_arguments(bench):
 
 
 # ---------------------------------------------------------------- paths
+#
+# What names a path of the repository, in the docs, the folder READMEs and
+# the comments and docstrings of the sources (a token: a run of characters
+# between spaces, backquotes, quotes, brackets and `|:;`, a trailing `.,`
+# dropped, a `#anchor` cut off):
+#
+#   root      it starts with a top-level folder (`cc/`, `tests/`, ...): it
+#             must exist from the repository's root
+#   relative  in Markdown and C++ only, it starts with a folder of cc/,
+#             cc/kernels/ or tests/cc/ (`cpu/thresholds.h`, `ops/op_table.h`):
+#             it must exist from the file's folder, the root, cc/ or
+#             cc/kernels/
+#   bare      a file name with no folder and a source extension
+#             (`scatter_ops.cc`): some file of the repository has that name,
+#             or EXTERNAL_FILES lists it
+#
+# `{a,b}` is expanded and `*` or `<name>` is a wildcard: a pattern must match
+# at least one file. `folder/module.attr` names the module folder/module.py.
+# Markdown links ([text](path#anchor)) must reach a file, and an anchor one of
+# its headings.
 
-PATH_ROOTS = ("cc/", "tests/", "tools/", "mk/", "docs/", "tf_scatter_ops/", ".ci/", "third_party/")
-TOP_FILES = {"Makefile", "BUILD", "WORKSPACE", "setup.py", "pyproject.toml", "requirements.txt",
-             "build_pip_pkg.sh", "README.md", "CONTRIBUTING.md", ".bazelrc", "MANIFEST.in"}
+ROOT_FOLDERS = ("cc", "tf_scatter_ops", "tests", "tools", "docs", "mk", "benchmarks", "examples",
+                "third_party", ".ci")
+# Files of other projects (TensorFlow, XLA, Keras) that comments name.
+EXTERNAL_FILES = {"segment_reduction_ops_test.py", "embedding_ops_test.py", "core_test.py",
+                  "numpy_test.py", "math_test.py", "nn_test.py", "custom_call_status.h", "tensor.h"}
+SOURCE_EXTENSIONS = (".h", ".cc", ".cu", ".cuh", ".py", ".mk", ".md", ".sh")
+CPP = (".h", ".cc", ".cu", ".cuh")
+NOT_SCANNED = {".git", ".venv", "build", "dist", "third_party", "__pycache__", ".pytest_cache",
+               ".hypothesis"}
+SEARCH_BASES = ("", "cc", "cc/kernels")
+
+
+def repository_files():
+    """Every file of the working tree but the build's and the environment's."""
+    files = []
+    for folder, dirs, names in os.walk(ROOT):
+        dirs[:] = sorted(d for d in dirs if d not in NOT_SCANNED and not d.startswith("bazel-"))
+        files += [os.path.relpath(os.path.join(folder, n), ROOT) for n in names]
+    return sorted(files)
+
+
+FILES = repository_files()
+BASENAMES = {os.path.basename(f) for f in FILES}
+SUBFOLDERS = sorted({d for base in ("cc", "cc/kernels", "tests/cc")
+                     for d in os.listdir(os.path.join(ROOT, base))
+                     if os.path.isdir(os.path.join(ROOT, base, d))})
+
+
+def path_sources():
+    """(Markdown files, source files) whose paths are checked."""
+    markdown = DOCS + [f for f in FILES if os.path.basename(f) == "README.md" and f not in DOCS]
+    sources = [f for f in FILES
+               if (f.startswith(("cc/", "tests/cc/")) and f.endswith(CPP))
+               or (f.startswith(("tf_scatter_ops/", "tests/", "benchmarks/", "examples/"))
+                   and f.endswith(".py"))
+               or (f.startswith("benchmarks/") and f.endswith(".cc"))
+               or (f.startswith(("tools/", "mk/", ".ci/")) and not f.endswith(".md"))
+               or f == "Makefile"]
+    return markdown, sources
+
+
+def cpp_comments(text):
+    """(first line, text) of each comment of C++ or CUDA source."""
+    out, i, n, line = [], 0, len(text), 1
+    while i < n:
+        if text.startswith("//", i):
+            j = text.find("\n", i)
+            j = n if j < 0 else j
+            out.append((line, text[i + 2:j]))
+            i = j
+        elif text.startswith("/*", i):
+            j = text.find("*/", i + 2)
+            j = n if j < 0 else j
+            out.append((line, text[i + 2:j]))
+            line += text.count("\n", i, j)
+            i = j + 2
+        elif text[i] == '"' and i and text[i - 1] == "R" and "(" in text[i:i + 20]:
+            k = text.index("(", i)  # a raw string R"delim(...)delim"
+            end = text.find(")" + text[i + 1:k] + '"', k)
+            j = n if end < 0 else end + k - i + 1
+            line += text.count("\n", i, j)
+            i = j
+        elif text[i] in "\"'":
+            j = i + 1
+            while j < n and text[j] not in (text[i], "\n"):
+                j += 2 if text[j] == "\\" else 1
+            i = j + 1
+        else:
+            line += text[i] == "\n"
+            i += 1
+    return out
+
+
+def python_comments(text):
+    """(first line, text) of each comment and docstring of Python source."""
+    import ast
+    import io
+    import tokenize
+    out = [(tok.start[0], tok.string[1:])
+           for tok in tokenize.generate_tokens(io.StringIO(text).readline)
+           if tok.type == tokenize.COMMENT]
+    lines = text.split("\n")
+    for node in ast.walk(ast.parse(text)):
+        body = getattr(node, "body", None)
+        if (isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+                and body and isinstance(body[0], ast.Expr)
+                and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str)):
+            out.append((body[0].lineno, "\n".join(lines[body[0].lineno - 1:body[0].end_lineno])))
+    return out
+
+
+def hash_comments(text):
+    """(line, text) of each `#` comment of a shell script or makefile."""
+    return [(k, m.group(1)) for k, line in enumerate(text.split("\n"), 1)
+            if not line.startswith("#!") and (m := re.search(r"(?:^|\s)#(.*)$", line))]
+
+
+def commented_text(path):
+    with open(os.path.join(ROOT, path), errors="replace") as f:
+        text = f.read()
+    if path.endswith(".md"):
+        return [(1, text)]
+    if path.endswith(CPP):
+        return cpp_comments(text)
+    if path.endswith(".py") or text.startswith("#!/usr/bin/env python"):
+        return python_comments(text)
+    return hash_comments(text)
 
 
 def _expand(path):
-    """Brace alternatives ({a,b}) of a path, one level."""
+    """Brace alternatives ({a,b}) of a path."""
     m = re.search(r"\{([^{}]*)\}", path)
     if not m:
         return [path]
@@ -519,21 +657,411 @@ def _expand(path):
             for q in _expand(path[:m.start()] + alt + path[m.end():])]
 
 
-def test_files_named_in_the_docs_exist():
-    """Every `path` in backquotes that names a file or folder of the
-    repository (cc/..., tests/..., tools/..., the top-level files) exists;
-    `*` and {a,b} are expanded."""
+def path_exists(path, bases):
+    """Whether the path, or each of its brace alternatives, names a file or
+    folder from one of the bases (a pattern: matches one)."""
+    for p in _expand(path):
+        pattern = re.sub(r"<[^<>/]*>", "*", p)
+        candidates = [pattern]
+        stem, dot, attr = pattern.rpartition(".")
+        if dot and "/" not in attr and re.fullmatch(r"[A-Za-z_]\w*", attr) \
+                and "." + attr not in SOURCE_EXTENSIONS:
+            candidates.append(stem + ".py")  # module.attr
+        if not any(glob(os.path.join(ROOT, b, c)) for b in bases for c in candidates):
+            return False
+    return True
+
+
+TOKEN = re.compile(r"[^\s`'\"()\[\]|:;]+")
+
+
+def named_paths(text, markdown_or_cpp):
+    """(offset, kind, path) of each token of the text that names a path."""
+    for m in TOKEN.finditer(text):
+        token = m.group(0).split("#", 1)[0].rstrip(".,")
+        if token.startswith("./"):
+            token = token[2:]
+        head = token.split("/", 1)[0]
+        if "/" in token and head in ROOT_FOLDERS:
+            yield m.start(), "root", token
+        elif "/" in token and head in SUBFOLDERS and markdown_or_cpp:
+            yield m.start(), "relative", token
+        elif ("/" not in token and token.endswith(SOURCE_EXTENSIONS) and token[:1].isalnum()
+              and not re.search(r"[<*{]", token)):
+            yield m.start(), "bare", token
+
+
+def path_problems(path):
+    """'file:line: ...' for each named path of one file that does not exist."""
     problems = []
-    for doc in DOCS:
+    is_md = path.endswith(".md")
+    text_chunks = commented_text(path)
+    folder = os.path.dirname(path)
+    for first, text in text_chunks:
+        for offset, kind, name in named_paths(text, is_md or path.endswith(CPP)):
+            if kind == "root":
+                ok = path_exists(name, [""])
+            elif kind == "relative":
+                ok = path_exists(name, (folder,) + SEARCH_BASES)
+            else:
+                ok = name in BASENAMES or name in EXTERNAL_FILES
+            if not ok:
+                line = first + text.count("\n", 0, offset)
+                problems.append(f"{path}:{line}: {name} ({kind} name) does not exist")
+    return problems
+
+
+def test_paths_named_in_the_docs_and_comments_exist():
+    """Every repository path that a doc, a folder README or a source comment
+    names exists (see the rules above); all failures at once."""
+    markdown, sources = path_sources()
+    assert "cc/ops/README.md" in markdown and "cc/ops/op_table.h" in sources
+    problems = [p for f in markdown + sources for p in path_problems(f)]
+    assert not problems, (f"{len(problems)} named paths do not exist:\n" + "\n".join(problems))
+
+
+def without_code(text, inline=True):
+    """Markdown with its fenced blocks (and its inline code) blanked, lines
+    kept."""
+    text = re.sub(r"^\s*(```|~~~).*?^\s*\1\s*$", lambda m: "\n" * m.group(0).count("\n"), text,
+                  flags=re.S | re.M)
+    return re.sub(r"`[^`\n]*`", lambda m: " " * len(m.group(0)), text) if inline else text
+
+
+def anchors(path):
+    """GitHub's anchors of a Markdown file's headings (and <a id=...>)."""
+    with open(os.path.join(ROOT, path)) as f:
+        text = without_code(f.read())
+    found, seen = set(), collections.Counter()
+    with open(os.path.join(ROOT, path)) as f:
+        raw = f.read().split("\n")
+    for k, line in enumerate(text.split("\n")):
+        if re.match(r"^#{1,6}\s", line):
+            title = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", raw[k].lstrip("#").strip())
+            slug = re.sub(r"[^\w\- ]", "", title.lower()).replace(" ", "-")
+            found.add(slug + (f"-{seen[slug]}" if seen[slug] else ""))
+            seen[slug] += 1
+    found.update(re.findall(r"<a\s+(?:id|name)=\"([^\"]+)\"", text))
+    return found
+
+
+def test_links_between_the_docs_reach_a_file_and_a_heading():
+    """Every relative Markdown link of the docs and the folder READMEs
+    reaches a file, and its #anchor a heading there."""
+    markdown, _ = path_sources()
+    problems = []
+    for doc in markdown:
         with open(os.path.join(ROOT, doc)) as f:
-            text = f.read()
-        text = re.sub(r"```.*?```", lambda m: "\n" * m.group(0).count("\n"), text, flags=re.S)
-        for m in re.finditer(r"`([^`\s]+)`", text):
-            path = m.group(1).rstrip(".,:;")
-            if not (path.startswith(PATH_ROOTS) or path in TOP_FILES):
+            text = without_code(f.read())
+        for m in re.finditer(r"\]\(([^()\s]+)\)", text):
+            target = m.group(1)
+            if re.match(r"^[a-z]+:", target):
                 continue
-            for p in _expand(path):
-                if not glob(os.path.join(ROOT, p)):
-                    line = text.count("\n", 0, m.start()) + 1
-                    problems.append(f"{doc}: `{path}` ({p}) does not exist (near line {line})")
+            where = f"{doc}:{text.count(chr(10), 0, m.start()) + 1}"
+            file, _, anchor = target.partition("#")
+            file = os.path.normpath(os.path.join(os.path.dirname(doc), file)) if file else doc
+            if not os.path.exists(os.path.join(ROOT, file)):
+                problems.append(f"{where}: the link {target} reaches no file ({file})")
+            elif anchor and file.endswith(".md") and anchor not in anchors(file):
+                problems.append(f"{where}: the link {target}: {file} has no heading #{anchor}")
+    assert not problems, f"{len(problems)} broken links:\n" + "\n".join(problems)
+
+
+# ---------------------------------------------------------------- devices
+#
+# docs/api.md's device table against the kernels the library registers, read
+# in a process of its own with TF_SCATTER_OPS_GPU=1, which registers the GPU
+# kernels of a library built with them even where no GPU or driver is (the
+# registry is only read). A library built without GPU kernels (no nvcc, or
+# TFSO_GPU=0) or without XLA kernels cannot say what a build with them has:
+# the GPU or XLA column is then skipped, with the reason.
+
+API = "docs/api.md"
+DEVICE_COLUMNS = ["op (`TfScatter>`)", "function", "value dtypes", "CPU", "GPU", "XLA"]
+_FLOATS = ["bfloat16", "float16", "float32", "float64"]
+_REALS = _FLOATS + ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"]
+_NUMBERS = _REALS + ["complex64", "complex128"]
+DTYPE_GROUPS = {  # the names of docs/api.md's dtype table
+    "all": frozenset(_NUMBERS + ["bool", "string"]),
+    "numbers": frozenset(_NUMBERS),
+    "real numbers": frozenset(_REALS),
+    "floats": frozenset(_FLOATS),
+}
+
+REGISTRY = textwrap.dedent("""
+    import json
+    import tensorflow as tf
+    from tensorflow.python.framework import kernels
+    import tf_scatter_ops as tso
+    from tf_scatter_ops import _table
+    found = {}
+    for k in kernels.get_all_registered_kernels().kernel:
+        if k.op.startswith("TfScatter>"):
+            dtypes = found.setdefault(k.op[len("TfScatter>"):], {}).setdefault(k.device_type, [])
+            dtypes += [tf.as_dtype(t).name for c in k.constraint for t in c.allowed_values.list.type]
+    print(json.dumps({"built_with_gpu": tso.built_with_gpu(), "built_with_xla": tso.built_with_xla(),
+                      "gpu_status": tso.gpu_status(), "kernels": found,
+                      "rows": [[row.op, row.py] for row in _table.OPS]}))
+    """)
+
+
+@functools.lru_cache(maxsize=None)
+def registry():
+    """{"built_with_gpu", "built_with_xla", "gpu_status", "kernels": {op:
+    {device type: [dtypes]}}, "rows": [[op, py], ...]} of the library."""
+    with tempfile.TemporaryDirectory() as cwd:
+        rc, out = _run([sys.executable, "-c", REGISTRY], cwd=cwd, timeout=120, TF_SCATTER_OPS_GPU="1")
+    assert rc == 0, out[-3000:]
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def section(doc, heading):
+    """The text of a `## heading` section of a Markdown file (up to the next
+    `## `), and the line its heading is on."""
+    with open(os.path.join(ROOT, doc)) as f:
+        text = f.read()
+    start = text.find(f"\n{heading}\n")
+    assert start >= 0, f"{doc} has no {heading!r} section"
+    body = text[start + 1:].split("\n## ", 1)[0]
+    return body, text.count("\n", 0, start) + 2
+
+
+def device_table():
+    """{op: (line, {column: cell})} of docs/api.md's device table."""
+    body, first = section(API, "## Devices")
+    rows, header = {}, None
+    for k, line in enumerate(body.split("\n")):
+        if not line.startswith("|"):
+            if header:
+                break
+            continue
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if header is None:
+            header = cells
+            assert header == DEVICE_COLUMNS, (f"{API}:{first + k}: the device table's columns are "
+                                              f"{header}, not {DEVICE_COLUMNS}")
+        elif not set("".join(cells)) <= set("-: "):
+            rows[cells[0].strip("`")] = (first + k, dict(zip(header, cells)))
+    assert rows, f"{API}: the Devices section has no table"
+    return rows
+
+
+def _group(dtypes):
+    """docs/api.md's name for a set of dtypes, or the set."""
+    names = [name for name, group in DTYPE_GROUPS.items() if group == frozenset(dtypes)]
+    return names[0] if names else ", ".join(sorted(dtypes)) or "none"
+
+
+def _devices(op):
+    return registry()["kernels"].get(op, {})
+
+
+def test_the_device_table_lists_every_op_with_its_cpu_kernels():
+    """Every op with a kernel, and every op-table row, has a row: its
+    function, its value dtypes (the CPU kernels') and its CPU column."""
+    table, reg = device_table(), registry()
+    problems = []
+    for op in sorted(set(reg["kernels"]) - set(table)):
+        problems.append(f"{API}: the device table has no row for TfScatter>{op}, which has kernels "
+                        f"on {sorted(reg['kernels'][op])}")
+    for op in sorted(set(table) - set(reg["kernels"])):
+        problems.append(f"{API}:{table[op][0]}: TfScatter>{op} has no kernel")
+    for op, py in reg["rows"]:
+        if op not in table:
+            problems.append(f"{API}: the device table has no row for op-table row {op} ({py})")
+        elif f"`{py}`" not in table[op][1]["function"]:
+            problems.append(f"{API}:{table[op][0]}: the function of {op} is `{py}`")
+    for op, (line, cells) in sorted(table.items()):
+        cpu = _devices(op).get("CPU", [])
+        if cells["CPU"] != ("yes" if cpu else "no"):
+            problems.append(f"{API}:{line}: {op}: CPU says {cells['CPU']!r}, the registry "
+                            f"{'has' if cpu else 'has no'} CPU kernels")
+        if cpu and cells["value dtypes"] != _group(cpu):
+            problems.append(f"{API}:{line}: {op}: value dtypes {cells['value dtypes']!r}, the CPU "
+                            f"kernels take {_group(cpu)!r}")
     assert not problems, "\n".join(problems)
+
+
+def _skip_unless_built_with(what):
+    reg = registry()
+    if what == "gpu" and not reg["built_with_gpu"]:
+        pytest.skip("the library was built without GPU kernels (built_with_gpu() is False: no "
+                    f"nvcc, or TFSO_GPU=0), so the GPU column of {API} cannot be checked here")
+    if what == "xla" and not reg["built_with_xla"]:
+        pytest.skip("the library was built without XLA kernels (built_with_xla() is False), so the "
+                    f"XLA column of {API} cannot be checked here")
+    return reg
+
+
+def gpu_answer(op):
+    """What the GPU column must say of an op: "yes" for GPU kernels of every
+    CPU dtype but string, "no" for none, else the registry's dtypes."""
+    devices = _devices(op)
+    gpu, cpu = set(devices.get("GPU", [])), set(devices.get("CPU", [])) - {"string"}
+    if not gpu:
+        return "no"
+    return "yes" if gpu == cpu else f"GPU dtypes {sorted(gpu)}, CPU's but string {sorted(cpu)}"
+
+
+def test_the_device_table_gpu_column():
+    reg = _skip_unless_built_with("gpu")
+    assert reg["gpu_status"]["registered"], ("TF_SCATTER_OPS_GPU=1 registered no GPU kernel: "
+                                             f"{reg['gpu_status']['why']}")
+    problems = [f"{API}:{line}: {op}: GPU says {cells['GPU']!r}, the registry: {gpu_answer(op)}"
+                for op, (line, cells) in sorted(device_table().items())
+                if cells["GPU"] != gpu_answer(op)]
+    assert not problems, "\n".join(problems)
+
+
+def test_the_device_table_xla_column():
+    """XLA: the plugin's XLA kernels, for the CPU only (docs/xla.md)."""
+    reg = _skip_unless_built_with("xla")
+    problems = [f"{API}: TfScatter>{op} has an XLA kernel for {device}: the docs say the XLA "
+                "kernels are for the CPU" for op, devices in sorted(reg["kernels"].items())
+                for device in devices if device.startswith("XLA_") and device != "XLA_CPU_JIT"]
+    for op, (line, cells) in sorted(device_table().items()):
+        has = "XLA_CPU_JIT" in _devices(op)
+        if cells["XLA"] != ("yes" if has else "no"):
+            problems.append(f"{API}:{line}: {op}: XLA says {cells['XLA']!r}, the registry "
+                            f"{'has' if has else 'has no'} XLA_CPU_JIT kernel")
+    assert not problems, "\n".join(problems)
+
+
+# A sentence that says something has no GPU kernel ...
+NO_GPU = re.compile(r"\bCPU[- ]only\b|\bonly (?:on|for) (?:the |a )?CPUs?\b|\bno GPU kernels?\b"
+                    r"|\bwithout (?:a |its |their )?GPU kernels?\b|\bnot on (?:the |a )?GPUs?\b",
+                    re.I)
+# ... and the ops it names: op types, function names, families.
+FAMILIES = {
+    r"\bsegment": lambda op: "Segment" in op,
+    r"\bscatter": lambda op: "Scatter" in op,
+    r"\bgather": lambda op: "Gather" in op,
+    r"\bgroup-wise": lambda op: op.startswith(("SegmentSoftmax", "SegmentLog", "SegmentVar",
+                                               "SegmentStd")),
+    r"\barg(?:max|min|\b)": lambda op: "Arg" in op,
+    r"\bvariables?\b": lambda op: op.startswith(("Resource", "ScatterNd")),
+}
+
+
+def device_claims(doc):
+    """(line, sentence, ops) of each sentence of a doc that says ops have no
+    GPU kernel (sentences about strings aside: they have none)."""
+    with open(os.path.join(ROOT, doc)) as f:
+        text = without_code(f.read(), inline=False).replace("`", "")
+    ops = [op for op, _ in registry()["rows"]] + list(registry()["kernels"])
+    py = {p: op for op, p in registry()["rows"]}
+    out = []
+    for m in re.finditer(r"[^.!?\n|]+(?:\n(?![\n|#-])[^.!?\n|]+)*[.!?]?", text):
+        sentence = m.group(0)
+        if not NO_GPU.search(sentence) or re.search(r"\bstrings?\b", sentence, re.I):
+            continue
+        named = {op for op in ops if re.search(rf"\b{op}\b", sentence)}
+        named |= {py[p] for p in py if re.search(rf"\b{p}\b", sentence)}
+        for word, member in FAMILIES.items():
+            if re.search(word, sentence, re.I):
+                named |= {op for op in ops if member(op)}
+        if named:
+            out.append((text.count("\n", 0, m.start()) + 1, " ".join(sentence.split()), named))
+    return out
+
+
+def test_no_doc_says_an_op_with_gpu_kernels_has_none():
+    """No doc or folder README says that ops the library has GPU kernels for
+    are CPU-only (or have no GPU kernel)."""
+    _skip_unless_built_with("gpu")
+    markdown, _ = path_sources()
+    problems = []
+    for doc in markdown:
+        for line, sentence, ops in device_claims(doc):
+            wrong = sorted(op for op in ops if _devices(op).get("GPU"))
+            if wrong:
+                problems.append(f"{doc}:{line}: {sentence!r}: GPU kernels are registered for "
+                                f"{', '.join(wrong[:6])}{' ...' if len(wrong) > 6 else ''}")
+    assert not problems, "\n".join(problems)
+
+
+# ---------------------------------------------------------------- README
+
+README_BYTES = 12 * 1024
+LINE_CHARS = 300
+NOT_INDEXED = {"ScatterAccumulate", "load"}  # leaving the public API
+
+
+def test_the_readme_is_a_landing_page():
+    """At most 12 KB, no line (README.md, docs/api.md) a paragraph, and a link
+    to every page of docs/."""
+    problems = []
+    size = os.path.getsize(os.path.join(ROOT, "README.md"))
+    if size > README_BYTES:
+        problems.append(f"README.md has {size} bytes, more than {README_BYTES}: move the detail "
+                        "to docs/")
+    for doc in ("README.md", API):
+        with open(os.path.join(ROOT, doc)) as f:
+            for k, line in enumerate(f, 1):
+                if len(line.rstrip("\n")) > LINE_CHARS:
+                    problems.append(f"{doc}:{k}: {len(line.rstrip())} characters, more than "
+                                    f"{LINE_CHARS}: shorten the table cell, put the rest under it")
+    with open(os.path.join(ROOT, "README.md")) as f:
+        linked = set(re.findall(r"\]\((docs/[\w.-]+\.md)(?:#[\w-]*)?\)", f.read()))
+    problems += [f"README.md does not link {doc}" for doc in DOCS
+                 if doc.startswith("docs/") and doc not in linked]
+    assert not problems, "\n".join(problems)
+
+
+def _public(obj, name):
+    """The public names under a module of the package: its __all__, or its
+    functions and classes defined in the package."""
+    import inspect
+    if not inspect.ismodule(obj):
+        return [name]
+    names = getattr(obj, "__all__", None) or [
+        n for n in dir(obj) if not n.startswith("_") and not inspect.ismodule(getattr(obj, n))
+        and getattr(getattr(obj, n), "__module__", "").startswith("tf_scatter_ops")]
+    return [q for n in names for q in _public(getattr(obj, n), f"{name}.{n}")]
+
+
+def public_names():
+    """(The public names, the optional modules absent here: `keras` is None
+    without Keras, and its names cannot be listed.)"""
+    import tf_scatter_ops as tso
+    absent = {name for name in tso.__all__ if getattr(tso, name) is None}
+    return sorted(q for name in tso.__all__ if name not in NOT_INDEXED | absent
+                  for q in _public(getattr(tso, name), name)), absent
+
+
+def test_the_readme_indexes_every_public_name_and_api_md_documents_it():
+    """The README's API section links every public name (tf_scatter_ops's
+    __all__, its modules' names) into docs/api.md, names nothing else, and
+    docs/api.md names each."""
+    import tf_scatter_ops as tso
+    body, _ = section("README.md", "## API")
+    indexed = dict(re.findall(r"\[`([\w.]+)`\]\((docs/api\.md#[\w-]+)\)", body))
+    with open(os.path.join(ROOT, API)) as f:
+        api = f.read()
+    public, absent = public_names()
+    assert len(public) > 40, public
+    indexed = {name: link for name, link in indexed.items() if name.split(".")[0] not in absent}
+    problems = [f"README.md's API index does not link {name} into {API}"
+                for name in public if name not in indexed]
+    for name in sorted(set(indexed) - set(public)):
+        obj = tso
+        for part in name.split("."):
+            obj = getattr(obj, part, None)
+        problems.append(f"README.md's API index links {name}, "
+                        + ("which tf_scatter_ops does not have" if obj is None else
+                           "which is not public (tf_scatter_ops.__all__)"))
+    problems += [f"{API} does not name {name}" for name in public
+                 if not re.search(rf"`[\w.]*\b{re.escape(name.rsplit('.', 1)[-1])}\b", api)]
+    assert not problems, "\n".join(problems)
+
+
+def test_the_kernel_test_allow_list_names_rows_of_the_differences():
+    """tools/tf_kernel_tests.py allows a failure of TensorFlow's own tests
+    only for a row of docs/api.md's differences from TensorFlow."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(
+        "tf_kernel_tests", os.path.join(ROOT, "tools", "tf_kernel_tests.py"))
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    assert len(tool.difference_rows()) > 20
+    tool.check_allow_list()  # sys.exit with the reasons that name no row

@@ -1,7 +1,7 @@
 """SavedModel: a tf.Module using every op, saved with tf.saved_model.save and
 reloaded in a fresh process after `import tf_scatter_ops`, gives the same
 results (gradients included); without the import, loading fails with
-TensorFlow's "Op type not registered 'TfScatter>...'" (the README says what
+TensorFlow's "Op type not registered 'TfScatter>...'" (docs/troubleshooting.md says what
 to do)."""
 
 import json
@@ -109,7 +109,7 @@ def test_reload_in_a_fresh_process_after_import(saved):
 
 
 def test_without_the_import_the_error_names_our_op(saved):
-    """What a user sees (documented in the README): TensorFlow's error, naming
+    """What a user sees (documented in docs/saved-model.md): TensorFlow's error, naming
     the TfScatter> op; nothing of ours runs in that process to add advice."""
     path, _ = saved
     rc, out, err = run_python(LOAD.format(imports="", path=path), timeout=180)

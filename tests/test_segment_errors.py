@@ -4,7 +4,7 @@ negative, past num_segments) and indices (in and out of data's rows), for
 segment_* and sparse_segment_* with and without num_segments. TensorFlow's
 kernels walk the runs of equal ids and report the first problem in that
 order; ours must report the same one, in TensorFlow's words (followed, where
-the README's differences table says so, by the position and the id), and
+docs/api.md's differences from TensorFlow say so, by the position and the id), and
 give TensorFlow's values where it gives values.
 """
 
@@ -55,7 +55,7 @@ def _compare(theirs, ours, what, seen):
     if kind == "value":
         np.testing.assert_array_equal(our_value, value, err_msg=what)
     else:
-        # TensorFlow's words, then (README's differences) the position and id
+        # TensorFlow's words, then (docs/api.md's differences) the position and id
         assert our_value.startswith(value), f"{what}: TensorFlow said {value!r}, we said {our_value!r}"
 
 

@@ -6,7 +6,7 @@ policy and messages as eager code (a bad index is an InternalError, XLA's
 class for every failed custom call). TF_SCATTER_OPS_XLA=ours|xla forces a
 path; the `xla_path` fixture runs a test on each. Without XLA kernels the
 wrappers lower to TensorFlow's own XLA-compilable ops: same results for
-valid input, XLA's rules for bad indices. The README says both."""
+valid input, XLA's rules for bad indices. docs/xla.md says both."""
 
 import re
 import subprocess

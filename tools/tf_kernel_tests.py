@@ -49,8 +49,8 @@ skip, crash, timeout, missing), the number of calls the test made to the
 patched functions, then the totals and each test that passes stock and not
 patched, with the first lines of its failure. The exit status is 1 when
 there is such a test that ALLOW below does not list; each ALLOW entry's
-reason starts with the first cell of a row of README.md's "Where it differs
-from TensorFlow" table, which the runner checks.
+reason starts with the first cell of a row of the "Where it differs from
+TensorFlow" tables of docs/api.md, which the runner checks.
 """
 
 import argparse
@@ -65,12 +65,12 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-README = os.path.join(ROOT, "README.md")
-README_TABLE = "## Where it differs from TensorFlow"
+DIFFERENCES = os.path.join(ROOT, "docs", "api.md")
+DIFFERENCES_SECTION = "## Where it differs from TensorFlow"
 
 # Tests that may pass stock and fail patched: "FILE::CLASS::TEST" (FILE the
-# test file's base name) -> "<first cell of a README.md 'Where it differs
-# from TensorFlow' row>: why this test meets that difference".
+# test file's base name) -> "<first cell of a row of docs/api.md's 'Where it
+# differs from TensorFlow' tables>: why this test meets that difference".
 ALLOW = {
     "segment_reduction_ops_test.py::UnsortedSegmentTest::testBadNumSegments":
         "a segment output whose size overflows int64 (`num_segments=2**62`): the overflow is "
@@ -429,13 +429,14 @@ def message_head(message, lines=4):
     return text[:700] + ("..." if len(text) > 700 else "")
 
 
-def readme_rows():
-    """The first cells of README.md's 'Where it differs from TensorFlow' table."""
-    with open(README) as f:
+def difference_rows():
+    """The first cells of the rows of docs/api.md's 'Where it differs from
+    TensorFlow' tables (the section, up to the next `## ` heading)."""
+    with open(DIFFERENCES) as f:
         text = f.read()
-    if README_TABLE not in text:
-        sys.exit(f"tf_kernel_tests: README.md has no {README_TABLE!r} section")
-    section = text.split(README_TABLE, 1)[1].split("\n## ", 1)[0]
+    if DIFFERENCES_SECTION not in text:
+        sys.exit(f"tf_kernel_tests: docs/api.md has no {DIFFERENCES_SECTION!r} section")
+    section = text.split(DIFFERENCES_SECTION, 1)[1].split("\n## ", 1)[0]
     rows = []
     for line in section.splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
@@ -445,12 +446,12 @@ def readme_rows():
 
 
 def check_allow_list():
-    rows = readme_rows()
+    rows = difference_rows()
     bad = [f"  {test}: {reason!r}" for test, reason in ALLOW.items()
            if "\n" in reason or not any(reason.startswith(row + ":") for row in rows)]
     if bad:
         sys.exit("tf_kernel_tests: each ALLOW reason must be one line starting with the first "
-                 "cell of a row of README.md's 'Where it differs from TensorFlow' table and a "
+                 "cell of a row of docs/api.md's 'Where it differs from TensorFlow' tables and a "
                  "colon; these do not:\n" + "\n".join(bad) + "\nthe rows:\n"
                  + "\n".join(f"  {r}" for r in rows))
 
