@@ -57,38 +57,35 @@ def _checked(splits, rows):
         return tf.identity(splits)
 
 
-def _csr_function(op):
-    def f(data, row_splits=None, name=None):
-        data, row_splits = _splits(data, row_splits)
-        with convert.scope(name or f.__name__):
-            data = convert.tensor(data, name="data")
-            convert.check_dtype(op, data.dtype, f.__name__)
-            rows = tf.shape(data, out_type=tf.int64)[0]
-            splits = _checked(tf.convert_to_tensor(row_splits, name="row_splits"), rows)
-            ids = tf.searchsorted(splits, tf.range(rows, dtype=splits.dtype), side="right",
-                                 out_type=splits.dtype) - 1
-            n = tf.size(splits, out_type=splits.dtype) - 1
-            if backends.route(op) != backends.OURS:  # TensorFlow's unsorted op: n rows
-                if op == "segment_mean":  # segment_mean's: in data's dtype (integers truncate)
-                    return _mean(data, ids, n)
-                unsorted = getattr(segments, "unsorted_" + op)
-                out = unsorted(data, ids, n)
-                if op in ("segment_min", "segment_max"):  # empty rows: 0, not the extreme
-                    lengths = splits[1:] - splits[:-1]
-                    full = tf.reshape(lengths > 0, tf.concat(
-                        [[-1], tf.ones([tf.rank(out) - 1], tf.int32)], 0))
-                    out = tf.where(full, out, tf.zeros_like(out))
-                return out
-            out = getattr(segments, op)(data, ids)  # last id + 1 rows
-            missing = tf.cast(n, tf.int32) - tf.shape(out)[0]
-            gap = tf.ones if op == "segment_prod" else tf.zeros
-            return tf.concat([out, gap(tf.concat([[missing], tf.shape(out)[1:]], 0),
-                                       out.dtype)], 0)
-
-    f.__name__ = f.__qualname__ = op + "_csr"
-    f.__doc__ = (f"{op} of each CSR row data[row_splits[i]:row_splits[i + 1]] "
-                 f"(len(row_splits) - 1 rows; data may be a RaggedTensor instead).")
-    return convert.public(f)
+def _csr(op, data, row_splits, name):
+    """The body of the segment_*_csr functions: `op` is segment_* on the ids
+    the offsets give (TensorFlow's unsorted op where ours does not run)."""
+    public_name = op + "_csr"
+    data, row_splits = _splits(data, row_splits)
+    with convert.scope(name or public_name):
+        data = convert.tensor(data, name="data")
+        convert.check_dtype(op, data.dtype, public_name)
+        rows = tf.shape(data, out_type=tf.int64)[0]
+        splits = _checked(tf.convert_to_tensor(row_splits, name="row_splits"), rows)
+        ids = tf.searchsorted(splits, tf.range(rows, dtype=splits.dtype), side="right",
+                             out_type=splits.dtype) - 1
+        n = tf.size(splits, out_type=splits.dtype) - 1
+        if backends.route(op) != backends.OURS:  # TensorFlow's unsorted op: n rows
+            if op == "segment_mean":  # segment_mean's: in data's dtype (integers truncate)
+                return _mean(data, ids, n)
+            unsorted = getattr(segments, "unsorted_" + op)
+            out = unsorted(data, ids, n)
+            if op in ("segment_min", "segment_max"):  # empty rows: 0, not the extreme
+                lengths = splits[1:] - splits[:-1]
+                full = tf.reshape(lengths > 0, tf.concat(
+                    [[-1], tf.ones([tf.rank(out) - 1], tf.int32)], 0))
+                out = tf.where(full, out, tf.zeros_like(out))
+            return out
+        out = getattr(segments, op)(data, ids)  # last id + 1 rows
+        missing = tf.cast(n, tf.int32) - tf.shape(out)[0]
+        gap = tf.ones if op == "segment_prod" else tf.zeros
+        return tf.concat([out, gap(tf.concat([[missing], tf.shape(out)[1:]], 0),
+                                   out.dtype)], 0)
 
 
 def _mean(data, ids, n):
@@ -108,8 +105,212 @@ def _mean(data, ids, n):
     return floor + tf.cast((total < 0) & (floor * count != total), data.dtype)
 
 
-segment_sum_csr = _csr_function("segment_sum")
-segment_prod_csr = _csr_function("segment_prod")
-segment_min_csr = _csr_function("segment_min")
-segment_max_csr = _csr_function("segment_max")
-segment_mean_csr = _csr_function("segment_mean")
+@convert.public
+def segment_sum_csr(data, row_splits=None, name=None):
+    """Sums the rows of each CSR segment, in index order.
+
+    pytorch_scatter's segment_csr: sorted segments given as offsets. Row `i`
+    of the output holds the rows `data[row_splits[i]:row_splits[i + 1]]`
+    summed in index order (the same bits as segment_sum); an empty row holds
+    0. The rows run segment_sum's sorted kernel (one pass, no sort); under
+    XLA and in stock_ops(), TensorFlow's unsorted segment op. Takes every
+    numeric dtype, complex included.
+
+    Args:
+        data: The rows to reduce, or a tf.RaggedTensor of ragged_rank 1
+            whose rows are the segments (then no `row_splits`).
+        row_splits: The offsets, int32 or int64, 1-D: starting at 0, never
+            decreasing, ending at `data`'s row count. None for a
+            RaggedTensor.
+        name: A name scope for the ops (graphs only).
+
+    Returns:
+        A tensor of `data`'s dtype and shape
+        `[len(row_splits) - 1] + data.shape[1:]`.
+
+    Raises:
+        InvalidArgumentError: `row_splits` that is empty, does not start at
+            0, decreases or does not end at `data`'s row count (checked when
+            it runs; not under XLA).
+        ValueError: Both `row_splits` and a RaggedTensor, or neither; a
+            RaggedTensor of another ragged_rank; `row_splits` that is not
+            int32 or int64 or not 1-D; or a dtype the op does not take.
+
+    Example:
+        >>> data = tf.constant([1.0, 2.0, 3.0, 4.0, 5.0])
+        >>> tso.segment_sum_csr(data, [0, 2, 2, 5]).numpy().tolist()
+        [3.0, 0.0, 12.0]
+        >>> rows = tf.RaggedTensor.from_row_splits(data, [0, 2, 2, 5])
+        >>> tso.segment_sum_csr(rows).numpy().tolist()
+        [3.0, 0.0, 12.0]
+    """
+    return _csr("segment_sum", data, row_splits, name)
+
+
+@convert.public
+def segment_prod_csr(data, row_splits=None, name=None):
+    """Multiplies the rows of each CSR segment, in index order.
+
+    pytorch_scatter's segment_csr: sorted segments given as offsets. Row `i`
+    of the output holds the rows `data[row_splits[i]:row_splits[i + 1]]`
+    multiplied in index order; an empty row holds 1. The rows run
+    segment_prod's sorted kernel (one pass, no sort); under XLA and in
+    stock_ops(), TensorFlow's unsorted segment op. Takes every numeric
+    dtype, complex included.
+
+    Args:
+        data: The rows to reduce, or a tf.RaggedTensor of ragged_rank 1
+            whose rows are the segments (then no `row_splits`).
+        row_splits: The offsets, int32 or int64, 1-D: starting at 0, never
+            decreasing, ending at `data`'s row count. None for a
+            RaggedTensor.
+        name: A name scope for the ops (graphs only).
+
+    Returns:
+        A tensor of `data`'s dtype and shape
+        `[len(row_splits) - 1] + data.shape[1:]`.
+
+    Raises:
+        InvalidArgumentError: `row_splits` that is empty, does not start at
+            0, decreases or does not end at `data`'s row count (checked when
+            it runs; not under XLA).
+        ValueError: Both `row_splits` and a RaggedTensor, or neither; a
+            RaggedTensor of another ragged_rank; `row_splits` that is not
+            int32 or int64 or not 1-D; or a dtype the op does not take.
+
+    Example:
+        >>> data = tf.constant([1.0, 2.0, 3.0, 4.0, 5.0])
+        >>> tso.segment_prod_csr(data, [0, 2, 2, 5]).numpy().tolist()
+        [2.0, 1.0, 60.0]
+        >>> rows = tf.RaggedTensor.from_row_splits(data, [0, 2, 2, 5])
+        >>> tso.segment_prod_csr(rows).numpy().tolist()
+        [2.0, 1.0, 60.0]
+    """
+    return _csr("segment_prod", data, row_splits, name)
+
+
+@convert.public
+def segment_min_csr(data, row_splits=None, name=None):
+    """The minimum of the rows of each CSR segment.
+
+    pytorch_scatter's segment_csr: sorted segments given as offsets. Row `i`
+    of the output holds the rows `data[row_splits[i]:row_splits[i + 1]]`
+    reduced to their minimum; an empty row holds 0 (segment_min's value for
+    a gap). The rows run segment_min's sorted kernel (one pass, no sort);
+    under XLA and in stock_ops(), TensorFlow's unsorted segment op. Takes
+    the real numeric dtypes (floats, signed and unsigned integers).
+
+    Args:
+        data: The rows to reduce, or a tf.RaggedTensor of ragged_rank 1
+            whose rows are the segments (then no `row_splits`).
+        row_splits: The offsets, int32 or int64, 1-D: starting at 0, never
+            decreasing, ending at `data`'s row count. None for a
+            RaggedTensor.
+        name: A name scope for the ops (graphs only).
+
+    Returns:
+        A tensor of `data`'s dtype and shape
+        `[len(row_splits) - 1] + data.shape[1:]`.
+
+    Raises:
+        InvalidArgumentError: `row_splits` that is empty, does not start at
+            0, decreases or does not end at `data`'s row count (checked when
+            it runs; not under XLA).
+        ValueError: Both `row_splits` and a RaggedTensor, or neither; a
+            RaggedTensor of another ragged_rank; `row_splits` that is not
+            int32 or int64 or not 1-D; or a dtype the op does not take.
+
+    Example:
+        >>> data = tf.constant([1.0, 2.0, 3.0, 4.0, 5.0])
+        >>> tso.segment_min_csr(data, [0, 2, 2, 5]).numpy().tolist()
+        [1.0, 0.0, 3.0]
+        >>> rows = tf.RaggedTensor.from_row_splits(data, [0, 2, 2, 5])
+        >>> tso.segment_min_csr(rows).numpy().tolist()
+        [1.0, 0.0, 3.0]
+    """
+    return _csr("segment_min", data, row_splits, name)
+
+
+@convert.public
+def segment_max_csr(data, row_splits=None, name=None):
+    """The maximum of the rows of each CSR segment.
+
+    pytorch_scatter's segment_csr: sorted segments given as offsets. Row `i`
+    of the output holds the rows `data[row_splits[i]:row_splits[i + 1]]`
+    reduced to their maximum; an empty row holds 0 (segment_max's value for
+    a gap). The rows run segment_max's sorted kernel (one pass, no sort);
+    under XLA and in stock_ops(), TensorFlow's unsorted segment op. Takes
+    the real numeric dtypes (floats, signed and unsigned integers).
+
+    Args:
+        data: The rows to reduce, or a tf.RaggedTensor of ragged_rank 1
+            whose rows are the segments (then no `row_splits`).
+        row_splits: The offsets, int32 or int64, 1-D: starting at 0, never
+            decreasing, ending at `data`'s row count. None for a
+            RaggedTensor.
+        name: A name scope for the ops (graphs only).
+
+    Returns:
+        A tensor of `data`'s dtype and shape
+        `[len(row_splits) - 1] + data.shape[1:]`.
+
+    Raises:
+        InvalidArgumentError: `row_splits` that is empty, does not start at
+            0, decreases or does not end at `data`'s row count (checked when
+            it runs; not under XLA).
+        ValueError: Both `row_splits` and a RaggedTensor, or neither; a
+            RaggedTensor of another ragged_rank; `row_splits` that is not
+            int32 or int64 or not 1-D; or a dtype the op does not take.
+
+    Example:
+        >>> data = tf.constant([1.0, 2.0, 3.0, 4.0, 5.0])
+        >>> tso.segment_max_csr(data, [0, 2, 2, 5]).numpy().tolist()
+        [2.0, 0.0, 5.0]
+        >>> rows = tf.RaggedTensor.from_row_splits(data, [0, 2, 2, 5])
+        >>> tso.segment_max_csr(rows).numpy().tolist()
+        [2.0, 0.0, 5.0]
+    """
+    return _csr("segment_max", data, row_splits, name)
+
+
+@convert.public
+def segment_mean_csr(data, row_splits=None, name=None):
+    """The mean of the rows of each CSR segment.
+
+    pytorch_scatter's segment_csr: sorted segments given as offsets. Row `i`
+    of the output holds the rows `data[row_splits[i]:row_splits[i + 1]]`
+    summed in index order over their count, in `data`'s dtype (integers
+    divide with truncation); an empty row holds 0. The rows run
+    segment_mean's sorted kernel (one pass, no sort); under XLA and in
+    stock_ops(), TensorFlow's unsorted segment op. Takes every numeric
+    dtype, complex included.
+
+    Args:
+        data: The rows to reduce, or a tf.RaggedTensor of ragged_rank 1
+            whose rows are the segments (then no `row_splits`).
+        row_splits: The offsets, int32 or int64, 1-D: starting at 0, never
+            decreasing, ending at `data`'s row count. None for a
+            RaggedTensor.
+        name: A name scope for the ops (graphs only).
+
+    Returns:
+        A tensor of `data`'s dtype and shape
+        `[len(row_splits) - 1] + data.shape[1:]`.
+
+    Raises:
+        InvalidArgumentError: `row_splits` that is empty, does not start at
+            0, decreases or does not end at `data`'s row count (checked when
+            it runs; not under XLA).
+        ValueError: Both `row_splits` and a RaggedTensor, or neither; a
+            RaggedTensor of another ragged_rank; `row_splits` that is not
+            int32 or int64 or not 1-D; or a dtype the op does not take.
+
+    Example:
+        >>> data = tf.constant([1.0, 2.0, 3.0, 4.0, 5.0])
+        >>> tso.segment_mean_csr(data, [0, 2, 2, 5]).numpy().tolist()
+        [1.5, 0.0, 4.0]
+        >>> rows = tf.RaggedTensor.from_row_splits(data, [0, 2, 2, 5])
+        >>> tso.segment_mean_csr(rows).numpy().tolist()
+        [1.5, 0.0, 4.0]
+    """
+    return _csr("segment_mean", data, row_splits, name)

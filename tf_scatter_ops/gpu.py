@@ -26,15 +26,23 @@ HOW_TO_BUILD = (
 
 
 def gpu_status():
-    """What the library found when it loaded and what it decided, as a dict:
+    """What the library found about GPUs when it loaded, and what it decided.
 
-    registered: whether the GPU kernels are registered; why: the reason, in words;
-    built_with_gpu; runtime: the CUDA runtime linked ("13.0"); library_archs:
-    the code in the library (["sm_75", ..., "compute_120"]); driver: the CUDA
-    version the driver supports ("12.2"), driver_source ("nvml" or "cuda"), both
-    None without a driver; devices: one dict per GPU found (index, name, uuid,
-    capability, visible, code: what it runs, "sm_90", "compute_120" or None);
-    cuda_visible_devices; setting: $TF_SCATTER_OPS_GPU as read.
+    Returns:
+        A dict. registered: whether the GPU kernels are registered; why: the
+        reason, in words; built_with_gpu; runtime: the CUDA runtime linked
+        ("13.0"); library_archs: the code in the library (["sm_75", ...,
+        "compute_120"]); driver: the CUDA version the driver supports
+        ("12.2"), driver_source ("nvml" or "cuda"), both None without a
+        driver; devices: one dict per GPU found (index, name, uuid,
+        capability, visible, code: what it runs, "sm_90", "compute_120" or
+        None); cuda_visible_devices; setting: $TF_SCATTER_OPS_GPU as read;
+        warn.
+
+    Example:
+        >>> status = tso.gpu_status()
+        >>> status["registered"] in (True, False), isinstance(status["why"], str)
+        (True, True)
     """
     _loader.load()
     return _status(_loader.library_function("tf_scatter_ops_gpu_status"))

@@ -28,6 +28,7 @@ from tf_scatter_ops._dispatch.convert import DTYPES, INDEX_DTYPES, POLICIES, pub
 
 def _tensor_scatter(op, tensor, indices, updates, bad_indices_policy, name, include_self=True,
                     indices_are_sorted=False, unique_indices=False):
+    """The body of the tensor_scatter_nd_* functions: `op` is the one called."""
     # Tiny eager calls are dominated by Python: go straight to the op when the
     # inputs are eager tensors of valid dtypes (the kernel checks the rest)
     # and we execute eagerly: a function being traced can capture eager
@@ -72,12 +73,51 @@ def scatter_nd(indices, updates, shape, bad_indices_policy="", name=None,
                indices_are_sorted=False, unique_indices=False):
     """Scatters `updates` into a new zero tensor of `shape` at `indices`.
 
-    Like `tf.scatter_nd`: duplicates accumulate in index order (strings
-    concatenate, bools OR). Index depth may be 0..rank; indices may be int16,
-    int32 or int64, and `shape` is cast to the wider of its and the indices'
-    dtype instead of failing on a mismatch. `indices_are_sorted` /
-    `unique_indices` promise that the rows' destinations are sorted /
-    distinct (see tensor_scatter_nd_add).
+    `tf.scatter_nd` on the plugin's kernel. Each index row
+    `indices[..., :depth]` addresses a slice of the output's first `depth`
+    dimensions (depth 0 to the rank); `updates` has the shape
+    `indices.shape[:-1] + shape[depth:]`. Duplicates accumulate in index
+    order, so float sums are bitwise TensorFlow's CPU result; strings
+    concatenate and bools OR. Takes every numeric dtype (complex too), bool
+    and string; indices int16, int32 or int64, and `shape` is cast to the
+    wider of its and the indices' dtype instead of failing on a mismatch.
+
+    Args:
+        indices: Index rows `[..., depth]`, int16, int32 or int64.
+        updates: The values, `indices.shape[:-1] + shape[depth:]`.
+        shape: The output's shape, a 1-D integer tensor or list.
+        bad_indices_policy: For index rows out of range (negative, or not
+            below their dimension): "", "DEFAULT" or "ERROR" raise
+            InvalidArgumentError naming the first bad row; "IGNORE" and
+            "FILL" drop bad rows; "CLIP" clamps each coordinate into
+            `[0, dim - 1]`.
+        name: A name scope for the ops (graphs only).
+        indices_are_sorted: Promises that the rows' destinations never
+            decrease (row-major). The CPU kernel then skips its grouping
+            passes (same result) and checks the promise: a false one is an
+            InvalidArgumentError naming the first row that breaks it, or
+            under "IGNORE" the rows are applied as without it. Neither used
+            nor checked under XLA or by the GPU kernel.
+        unique_indices: Promises that no two rows share a destination (with
+            `indices_are_sorted`: strictly increasing). Alone it changes
+            nothing on the CPU and is not checked.
+
+    Returns:
+        A tensor of `shape` and `updates`' dtype: zero (empty string, False)
+        where no row reaches.
+
+    Raises:
+        InvalidArgumentError: A bad index row under the default policy, a
+            broken `indices_are_sorted` promise, shapes that do not fit
+            together, or an unknown `bad_indices_policy`.
+        ValueError: A dtype the op does not take (of `updates`, `indices` or
+            `shape`), or a RaggedTensor or SparseTensor input.
+
+    Example:
+        >>> tso.scatter_nd([[1], [3], [1]], [1.0, 2.0, 3.0], [4]).numpy().tolist()
+        [0.0, 4.0, 0.0, 2.0]
+        >>> tso.scatter_nd([[1], [9]], [1.0, 2.0], [4], bad_indices_policy="CLIP").numpy().tolist()
+        [0.0, 1.0, 0.0, 2.0]
     """
     policy = convert.check_policy(bad_indices_policy)
     with convert.scope(name or "scatter_nd"):
@@ -97,81 +137,468 @@ def scatter_nd(indices, updates, shape, bad_indices_policy="", name=None,
                             indices=indices, updates=updates, shape=shape)
 
 
-# The reductions that take include_self (PyTorch's scatter_reduce's): with
-# include_self=False the tensor's value at a slot the updates reach is left
-# out of the reduction there.
-_REDUCES_SELF = ("add", "mul", "min", "max")
+# The public tensor_scatter_nd_* functions below have TensorFlow's signature,
+# (tensor, indices, updates, bad_indices_policy="", name=None), except
+# tf.tensor_scatter_nd_update, whose 4th parameter is `name` (there
+# bad_indices_policy comes after it, as in gather_nd). Then include_self (the
+# reductions PyTorch's scatter_reduce has: add, mul, min, max) and JAX's
+# promises about the index rows, indices_are_sorted and unique_indices.
 
 
-def _tensor_scatter_function(op, doc):
-    """One public tensor_scatter_nd_* function with TensorFlow's signature:
-    (tensor, indices, updates, bad_indices_policy="", name=None), except
-    tf.tensor_scatter_nd_update, whose 4th parameter is `name`; there
-    bad_indices_policy comes after it, as in our gather_nd. Then
-    include_self (the reductions) and the promises about the index rows,
-    indices_are_sorted and unique_indices (JAX's names): with
-    indices_are_sorted (and unique_indices: strictly increasing) the CPU
-    kernel skips its grouping passes and checks the promise as it reads the
-    rows (an InvalidArgumentError naming the first row that breaks it; under
-    bad_indices_policy="IGNORE" the rows are then applied as without it).
-    unique_indices alone changes no work on the CPU and is not checked; under
-    XLA neither promise is used or checked."""
-    if op == "tensor_scatter_nd_update":
-        def f(tensor, indices, updates, name=None, bad_indices_policy="",
-              indices_are_sorted=False, unique_indices=False):
-            return _tensor_scatter(op, tensor, indices, updates, bad_indices_policy, name,
-                                   True, indices_are_sorted, unique_indices)
-    elif op.rsplit("_", 1)[1] in _REDUCES_SELF:
-        def f(tensor, indices, updates, bad_indices_policy="", name=None, include_self=True,
-              indices_are_sorted=False, unique_indices=False):
-            return _tensor_scatter(op, tensor, indices, updates, bad_indices_policy, name,
-                                   include_self, indices_are_sorted, unique_indices)
-    else:
-        def f(tensor, indices, updates, bad_indices_policy="", name=None,
-              indices_are_sorted=False, unique_indices=False):
-            return _tensor_scatter(op, tensor, indices, updates, bad_indices_policy, name,
-                                   True, indices_are_sorted, unique_indices)
-    f.__name__ = f.__qualname__ = op
-    f.__doc__ = doc
-    return public(f)
+@public
+def tensor_scatter_nd_update(tensor, indices, updates, name=None, bad_indices_policy="",
+                             indices_are_sorted=False, unique_indices=False):
+    """Returns a copy of `tensor` with `updates` written at `indices`.
+
+    `tf.tensor_scatter_nd_update` on the plugin's kernel. Each index row
+    `indices[..., :depth]` addresses a slice of `tensor`'s first `depth`
+    dimensions (depth 0 to the rank); `updates` has the shape
+    `indices.shape[:-1] + tensor.shape[depth:]`. Of duplicate rows the last
+    in index order wins, on every device. The gradient goes to the winning
+    update alone (TensorFlow gives it to every duplicate). Takes every
+    numeric dtype (complex too), bool and string.
+
+    Args:
+        tensor: The tensor to copy.
+        indices: Index rows `[..., depth]`, int16, int32 or int64.
+        updates: The new values, `indices.shape[:-1] + tensor.shape[depth:]`,
+            converted to `tensor`'s dtype.
+        name: A name scope for the ops (graphs only).
+        bad_indices_policy: For index rows out of range (negative, or not
+            below their dimension): "", "DEFAULT" or "ERROR" raise
+            InvalidArgumentError naming the first bad row; "IGNORE" and
+            "FILL" drop bad rows; "CLIP" clamps each coordinate into
+            `[0, dim - 1]`.
+        indices_are_sorted: Promises that the rows' destinations never
+            decrease (row-major). The CPU kernel then skips its grouping
+            passes (same result) and checks the promise: a false one is an
+            InvalidArgumentError naming the first row that breaks it, or
+            under "IGNORE" the rows are applied as without it. Neither used
+            nor checked under XLA or by the GPU kernel.
+        unique_indices: Promises that no two rows share a destination (with
+            `indices_are_sorted`: strictly increasing). Alone it changes
+            nothing on the CPU and is not checked.
+
+    Returns:
+        A tensor shaped and typed like `tensor`.
+
+    Raises:
+        InvalidArgumentError: A bad index row under the default policy, a
+            broken `indices_are_sorted` promise, shapes that do not fit
+            together, or an unknown `bad_indices_policy`.
+        ValueError: A dtype the op does not take (of `tensor`, `updates` or
+            `indices`), or a RaggedTensor or SparseTensor input.
+
+    Example:
+        >>> t = tf.zeros([4])
+        >>> tso.tensor_scatter_nd_update(t, [[1], [3], [1]], [5.0, 6.0, 7.0]).numpy().tolist()
+        [0.0, 7.0, 0.0, 6.0]
+    """
+    return _tensor_scatter("tensor_scatter_nd_update", tensor, indices, updates,
+                           bad_indices_policy, name, True, indices_are_sorted, unique_indices)
 
 
-tensor_scatter_nd_update = _tensor_scatter_function(
-    "tensor_scatter_nd_update",
-    """Copy of `tensor` with `updates` written at `indices`; the last duplicate
-    in index order wins (on every device). The gradient goes to the winning
-    update only (TensorFlow gives it to every duplicate).""")
-tensor_scatter_nd_add = _tensor_scatter_function(
-    "tensor_scatter_nd_add",
-    "Copy of `tensor` with `updates` added at `indices`, in index order.")
-tensor_scatter_nd_sub = _tensor_scatter_function(
-    "tensor_scatter_nd_sub",
-    "Copy of `tensor` with `updates` subtracted at `indices`, in index order.")
-tensor_scatter_nd_min = _tensor_scatter_function(
-    "tensor_scatter_nd_min",
-    "Elementwise minimum of `tensor` and the updates at `indices`.")
-tensor_scatter_nd_max = _tensor_scatter_function(
-    "tensor_scatter_nd_max",
-    "Elementwise maximum of `tensor` and the updates at `indices`.")
-tensor_scatter_nd_mul = _tensor_scatter_function(
-    "tensor_scatter_nd_mul",
-    """Copy of `tensor` multiplied by the updates at `indices`, in index order
-    (integers wrap). TensorFlow has no such op (JAX: `.at[].multiply`).
-    The gradient is exact where updates are zero.""")
-tensor_scatter_nd_div = _tensor_scatter_function(
-    "tensor_scatter_nd_div",
-    """Copy of `tensor` divided by each update at `indices`, in index order;
-    floating dtypes (TensorFlow's `/` makes floats of integers too; cast
-    first). TensorFlow has no such op (JAX: `.at[].divide`).""")
+@public
+def tensor_scatter_nd_add(tensor, indices, updates, bad_indices_policy="", name=None,
+                          include_self=True, indices_are_sorted=False, unique_indices=False):
+    """Returns a copy of `tensor` with `updates` added at `indices`.
+
+    `tf.tensor_scatter_nd_add` on the plugin's kernel. Each index row
+    `indices[..., :depth]` addresses a slice of `tensor`'s first `depth`
+    dimensions (depth 0 to the rank); `updates` has the shape
+    `indices.shape[:-1] + tensor.shape[depth:]`. Duplicate rows add up in
+    index order, so float sums are bitwise TensorFlow's CPU result, the same
+    for any thread count. Takes every numeric dtype, complex included.
+
+    Args:
+        tensor: The tensor to add to.
+        indices: Index rows `[..., depth]`, int16, int32 or int64.
+        updates: The values to add, `indices.shape[:-1] + tensor.shape[depth:]`,
+            converted to `tensor`'s dtype.
+        bad_indices_policy: For index rows out of range (negative, or not
+            below their dimension): "", "DEFAULT" or "ERROR" raise
+            InvalidArgumentError naming the first bad row; "IGNORE" and
+            "FILL" drop bad rows; "CLIP" clamps each coordinate into
+            `[0, dim - 1]`.
+        name: A name scope for the ops (graphs only).
+        include_self: A Python bool. False (PyTorch's scatter_reduce) leaves
+            `tensor`'s value out where the updates reach: there the result is
+            the sum of the updates alone.
+        indices_are_sorted: Promises that the rows' destinations never
+            decrease (row-major). The CPU kernel then skips its grouping
+            passes (same result) and checks the promise: a false one is an
+            InvalidArgumentError naming the first row that breaks it, or
+            under "IGNORE" the rows are applied as without it. Neither used
+            nor checked under XLA or by the GPU kernel.
+        unique_indices: Promises that no two rows share a destination (with
+            `indices_are_sorted`: strictly increasing). Alone it changes
+            nothing on the CPU and is not checked.
+
+    Returns:
+        A tensor shaped and typed like `tensor`.
+
+    Raises:
+        InvalidArgumentError: A bad index row under the default policy, a
+            broken `indices_are_sorted` promise, shapes that do not fit
+            together, or an unknown `bad_indices_policy`.
+        ValueError: A dtype the op does not take (of `tensor`, `updates` or
+            `indices`), a RaggedTensor or SparseTensor input, or an
+            `include_self` that is not a bool.
+
+    Example:
+        >>> t = tf.ones([4])
+        >>> tso.tensor_scatter_nd_add(t, [[0], [0], [2]], [1.0, 2.0, 3.0]).numpy().tolist()
+        [4.0, 1.0, 4.0, 1.0]
+        >>> tso.tensor_scatter_nd_add(t, [[0], [0], [2]], [1.0, 2.0, 3.0],
+        ...                           include_self=False).numpy().tolist()
+        [3.0, 1.0, 3.0, 1.0]
+        >>> tso.tensor_scatter_nd_add(t, [[0], [7]], [1.0, 2.0],
+        ...                           bad_indices_policy="IGNORE").numpy().tolist()
+        [2.0, 1.0, 1.0, 1.0]
+    """
+    return _tensor_scatter("tensor_scatter_nd_add", tensor, indices, updates, bad_indices_policy,
+                           name, include_self, indices_are_sorted, unique_indices)
+
+
+@public
+def tensor_scatter_nd_sub(tensor, indices, updates, bad_indices_policy="", name=None,
+                          indices_are_sorted=False, unique_indices=False):
+    """Returns a copy of `tensor` with `updates` subtracted at `indices`.
+
+    `tf.tensor_scatter_nd_sub` on the plugin's kernel. Each index row
+    `indices[..., :depth]` addresses a slice of `tensor`'s first `depth`
+    dimensions (depth 0 to the rank); `updates` has the shape
+    `indices.shape[:-1] + tensor.shape[depth:]`. Duplicate rows are
+    subtracted in index order, the same bits for any thread count. Takes
+    every numeric dtype, complex included.
+
+    Args:
+        tensor: The tensor to subtract from.
+        indices: Index rows `[..., depth]`, int16, int32 or int64.
+        updates: The values to subtract, `indices.shape[:-1] +
+            tensor.shape[depth:]`, converted to `tensor`'s dtype.
+        bad_indices_policy: For index rows out of range (negative, or not
+            below their dimension): "", "DEFAULT" or "ERROR" raise
+            InvalidArgumentError naming the first bad row; "IGNORE" and
+            "FILL" drop bad rows; "CLIP" clamps each coordinate into
+            `[0, dim - 1]`.
+        name: A name scope for the ops (graphs only).
+        indices_are_sorted: Promises that the rows' destinations never
+            decrease (row-major). The CPU kernel then skips its grouping
+            passes (same result) and checks the promise: a false one is an
+            InvalidArgumentError naming the first row that breaks it, or
+            under "IGNORE" the rows are applied as without it. Neither used
+            nor checked under XLA or by the GPU kernel.
+        unique_indices: Promises that no two rows share a destination (with
+            `indices_are_sorted`: strictly increasing). Alone it changes
+            nothing on the CPU and is not checked.
+
+    Returns:
+        A tensor shaped and typed like `tensor`.
+
+    Raises:
+        InvalidArgumentError: A bad index row under the default policy, a
+            broken `indices_are_sorted` promise, shapes that do not fit
+            together, or an unknown `bad_indices_policy`.
+        ValueError: A dtype the op does not take (of `tensor`, `updates` or
+            `indices`), or a RaggedTensor or SparseTensor input.
+
+    Example:
+        >>> t = tf.ones([4])
+        >>> tso.tensor_scatter_nd_sub(t, [[0], [0], [2]], [1.0, 2.0, 3.0]).numpy().tolist()
+        [-2.0, 1.0, -2.0, 1.0]
+    """
+    return _tensor_scatter("tensor_scatter_nd_sub", tensor, indices, updates, bad_indices_policy,
+                           name, True, indices_are_sorted, unique_indices)
+
+
+@public
+def tensor_scatter_nd_min(tensor, indices, updates, bad_indices_policy="", name=None,
+                          include_self=True, indices_are_sorted=False, unique_indices=False):
+    """Returns a copy of `tensor` with its minimum with `updates` at `indices`.
+
+    `tf.tensor_scatter_nd_min` on the plugin's kernel. Each index row
+    `indices[..., :depth]` addresses a slice of `tensor`'s first `depth`
+    dimensions (depth 0 to the rank); `updates` has the shape
+    `indices.shape[:-1] + tensor.shape[depth:]`. Each element reached becomes
+    the minimum of its own value and those of all its updates. Takes the
+    real numeric dtypes (floats, signed and unsigned integers).
+
+    Args:
+        tensor: The tensor to take the minimum with.
+        indices: Index rows `[..., depth]`, int16, int32 or int64.
+        updates: The values, `indices.shape[:-1] + tensor.shape[depth:]`,
+            converted to `tensor`'s dtype.
+        bad_indices_policy: For index rows out of range (negative, or not
+            below their dimension): "", "DEFAULT" or "ERROR" raise
+            InvalidArgumentError naming the first bad row; "IGNORE" and
+            "FILL" drop bad rows; "CLIP" clamps each coordinate into
+            `[0, dim - 1]`.
+        name: A name scope for the ops (graphs only).
+        include_self: A Python bool. False (PyTorch's scatter_reduce) leaves
+            `tensor`'s value out where the updates reach: there the result is
+            the minimum of the updates alone.
+        indices_are_sorted: Promises that the rows' destinations never
+            decrease (row-major). The CPU kernel then skips its grouping
+            passes (same result) and checks the promise: a false one is an
+            InvalidArgumentError naming the first row that breaks it, or
+            under "IGNORE" the rows are applied as without it. Neither used
+            nor checked under XLA or by the GPU kernel.
+        unique_indices: Promises that no two rows share a destination (with
+            `indices_are_sorted`: strictly increasing). Alone it changes
+            nothing on the CPU and is not checked.
+
+    Returns:
+        A tensor shaped and typed like `tensor`.
+
+    Raises:
+        InvalidArgumentError: A bad index row under the default policy, a
+            broken `indices_are_sorted` promise, shapes that do not fit
+            together, or an unknown `bad_indices_policy`.
+        ValueError: A dtype the op does not take (of `tensor`, `updates` or
+            `indices`), a RaggedTensor or SparseTensor input, or an
+            `include_self` that is not a bool.
+
+    Example:
+        >>> t = tf.constant([5.0, 5.0, 5.0])
+        >>> tso.tensor_scatter_nd_min(t, [[0], [0], [2]], [3.0, 1.0, 7.0]).numpy().tolist()
+        [1.0, 5.0, 5.0]
+        >>> tso.tensor_scatter_nd_min(t, [[0], [0], [2]], [3.0, 1.0, 7.0],
+        ...                           include_self=False).numpy().tolist()
+        [1.0, 5.0, 7.0]
+    """
+    return _tensor_scatter("tensor_scatter_nd_min", tensor, indices, updates, bad_indices_policy,
+                           name, include_self, indices_are_sorted, unique_indices)
+
+
+@public
+def tensor_scatter_nd_max(tensor, indices, updates, bad_indices_policy="", name=None,
+                          include_self=True, indices_are_sorted=False, unique_indices=False):
+    """Returns a copy of `tensor` with its maximum with `updates` at `indices`.
+
+    `tf.tensor_scatter_nd_max` on the plugin's kernel. Each index row
+    `indices[..., :depth]` addresses a slice of `tensor`'s first `depth`
+    dimensions (depth 0 to the rank); `updates` has the shape
+    `indices.shape[:-1] + tensor.shape[depth:]`. Each element reached becomes
+    the maximum of its own value and those of all its updates. Takes the
+    real numeric dtypes (floats, signed and unsigned integers).
+
+    Args:
+        tensor: The tensor to take the maximum with.
+        indices: Index rows `[..., depth]`, int16, int32 or int64.
+        updates: The values, `indices.shape[:-1] + tensor.shape[depth:]`,
+            converted to `tensor`'s dtype.
+        bad_indices_policy: For index rows out of range (negative, or not
+            below their dimension): "", "DEFAULT" or "ERROR" raise
+            InvalidArgumentError naming the first bad row; "IGNORE" and
+            "FILL" drop bad rows; "CLIP" clamps each coordinate into
+            `[0, dim - 1]`.
+        name: A name scope for the ops (graphs only).
+        include_self: A Python bool. False (PyTorch's scatter_reduce) leaves
+            `tensor`'s value out where the updates reach: there the result is
+            the maximum of the updates alone.
+        indices_are_sorted: Promises that the rows' destinations never
+            decrease (row-major). The CPU kernel then skips its grouping
+            passes (same result) and checks the promise: a false one is an
+            InvalidArgumentError naming the first row that breaks it, or
+            under "IGNORE" the rows are applied as without it. Neither used
+            nor checked under XLA or by the GPU kernel.
+        unique_indices: Promises that no two rows share a destination (with
+            `indices_are_sorted`: strictly increasing). Alone it changes
+            nothing on the CPU and is not checked.
+
+    Returns:
+        A tensor shaped and typed like `tensor`.
+
+    Raises:
+        InvalidArgumentError: A bad index row under the default policy, a
+            broken `indices_are_sorted` promise, shapes that do not fit
+            together, or an unknown `bad_indices_policy`.
+        ValueError: A dtype the op does not take (of `tensor`, `updates` or
+            `indices`), a RaggedTensor or SparseTensor input, or an
+            `include_self` that is not a bool.
+
+    Example:
+        >>> t = tf.constant([5.0, 5.0, 5.0])
+        >>> tso.tensor_scatter_nd_max(t, [[0], [0], [2]], [3.0, 1.0, 7.0]).numpy().tolist()
+        [5.0, 5.0, 7.0]
+        >>> tso.tensor_scatter_nd_max(t, [[0], [0], [2]], [3.0, 1.0, 7.0],
+        ...                           include_self=False).numpy().tolist()
+        [3.0, 5.0, 7.0]
+    """
+    return _tensor_scatter("tensor_scatter_nd_max", tensor, indices, updates, bad_indices_policy,
+                           name, include_self, indices_are_sorted, unique_indices)
+
+
+@public
+def tensor_scatter_nd_mul(tensor, indices, updates, bad_indices_policy="", name=None,
+                          include_self=True, indices_are_sorted=False, unique_indices=False):
+    """Returns a copy of `tensor` multiplied by `updates` at `indices`.
+
+    TensorFlow has no such op (JAX: `.at[].multiply`). Each index row
+    `indices[..., :depth]` addresses a slice of `tensor`'s first `depth`
+    dimensions (depth 0 to the rank); `updates` has the shape
+    `indices.shape[:-1] + tensor.shape[depth:]`. Duplicate rows multiply in
+    index order; integers wrap. The gradient is exact where updates are
+    zero. Takes the real numeric dtypes (floats, signed and unsigned
+    integers).
+
+    Args:
+        tensor: The tensor to multiply.
+        indices: Index rows `[..., depth]`, int16, int32 or int64.
+        updates: The factors, `indices.shape[:-1] + tensor.shape[depth:]`,
+            converted to `tensor`'s dtype.
+        bad_indices_policy: For index rows out of range (negative, or not
+            below their dimension): "", "DEFAULT" or "ERROR" raise
+            InvalidArgumentError naming the first bad row; "IGNORE" and
+            "FILL" drop bad rows; "CLIP" clamps each coordinate into
+            `[0, dim - 1]`.
+        name: A name scope for the ops (graphs only).
+        include_self: A Python bool. False (PyTorch's scatter_reduce) leaves
+            `tensor`'s value out where the updates reach: there the result is
+            the product of the updates alone.
+        indices_are_sorted: Promises that the rows' destinations never
+            decrease (row-major). The CPU kernel then skips its grouping
+            passes (same result) and checks the promise: a false one is an
+            InvalidArgumentError naming the first row that breaks it, or
+            under "IGNORE" the rows are applied as without it. Neither used
+            nor checked under XLA or by the GPU kernel.
+        unique_indices: Promises that no two rows share a destination (with
+            `indices_are_sorted`: strictly increasing). Alone it changes
+            nothing on the CPU and is not checked.
+
+    Returns:
+        A tensor shaped and typed like `tensor`.
+
+    Raises:
+        InvalidArgumentError: A bad index row under the default policy, a
+            broken `indices_are_sorted` promise, shapes that do not fit
+            together, or an unknown `bad_indices_policy`.
+        ValueError: A dtype the op does not take (of `tensor`, `updates` or
+            `indices`), a RaggedTensor or SparseTensor input, or an
+            `include_self` that is not a bool.
+
+    Example:
+        >>> t = tf.constant([2, 2, 2])
+        >>> tso.tensor_scatter_nd_mul(t, [[0], [0], [1]], [3, 4, 5]).numpy().tolist()
+        [24, 10, 2]
+        >>> tso.tensor_scatter_nd_mul(t, [[0], [0], [1]], [3, 4, 5],
+        ...                           include_self=False).numpy().tolist()
+        [12, 5, 2]
+    """
+    return _tensor_scatter("tensor_scatter_nd_mul", tensor, indices, updates, bad_indices_policy,
+                           name, include_self, indices_are_sorted, unique_indices)
+
+
+@public
+def tensor_scatter_nd_div(tensor, indices, updates, bad_indices_policy="", name=None,
+                          indices_are_sorted=False, unique_indices=False):
+    """Returns a copy of `tensor` divided by `updates` at `indices`.
+
+    TensorFlow has no such op (JAX: `.at[].divide`). Each index row
+    `indices[..., :depth]` addresses a slice of `tensor`'s first `depth`
+    dimensions (depth 0 to the rank); `updates` has the shape
+    `indices.shape[:-1] + tensor.shape[depth:]`. Each element reached is
+    divided by each of its updates in index order. Takes the floating dtypes
+    (bfloat16, float16, float32, float64): TensorFlow's `/` makes floats of
+    integers too, so cast integers first.
+
+    Args:
+        tensor: The tensor to divide.
+        indices: Index rows `[..., depth]`, int16, int32 or int64.
+        updates: The divisors, `indices.shape[:-1] + tensor.shape[depth:]`,
+            converted to `tensor`'s dtype.
+        bad_indices_policy: For index rows out of range (negative, or not
+            below their dimension): "", "DEFAULT" or "ERROR" raise
+            InvalidArgumentError naming the first bad row; "IGNORE" and
+            "FILL" drop bad rows; "CLIP" clamps each coordinate into
+            `[0, dim - 1]`.
+        name: A name scope for the ops (graphs only).
+        indices_are_sorted: Promises that the rows' destinations never
+            decrease (row-major). The CPU kernel then skips its grouping
+            passes (same result) and checks the promise: a false one is an
+            InvalidArgumentError naming the first row that breaks it, or
+            under "IGNORE" the rows are applied as without it. Neither used
+            nor checked under XLA or by the GPU kernel.
+        unique_indices: Promises that no two rows share a destination (with
+            `indices_are_sorted`: strictly increasing). Alone it changes
+            nothing on the CPU and is not checked.
+
+    Returns:
+        A tensor shaped and typed like `tensor`.
+
+    Raises:
+        InvalidArgumentError: A bad index row under the default policy, a
+            broken `indices_are_sorted` promise, shapes that do not fit
+            together, or an unknown `bad_indices_policy`.
+        ValueError: A dtype the op does not take (integers: cast them first),
+            or a RaggedTensor or SparseTensor input.
+
+    Example:
+        >>> t = tf.constant([8.0, 8.0, 8.0])
+        >>> tso.tensor_scatter_nd_div(t, [[0], [0], [1]], [2.0, 2.0, 4.0]).numpy().tolist()
+        [2.0, 2.0, 8.0]
+    """
+    return _tensor_scatter("tensor_scatter_nd_div", tensor, indices, updates, bad_indices_policy,
+                           name, True, indices_are_sorted, unique_indices)
 
 
 @public
 def tensor_scatter_nd_mean(tensor, indices, updates, bad_indices_policy="", name=None,
                            include_self=True, indices_are_sorted=False, unique_indices=False):
-    """Copy of `tensor` where each slot the updates reach holds the mean of
-    its updates and, with include_self (PyTorch's scatter_reduce "mean"),
-    its own value; other slots keep theirs. Integers divide with truncation
-    (as segment_mean). A sum, a count and a division of the plugin's ops."""
+    """Returns a copy of `tensor` holding the mean of the updates at `indices`.
+
+    TensorFlow has no such op (PyTorch: scatter_reduce's "mean"). Each index
+    row `indices[..., :depth]` addresses a slice of `tensor`'s first `depth`
+    dimensions (depth 0 to the rank); `updates` has the shape
+    `indices.shape[:-1] + tensor.shape[depth:]`. Each element reached holds
+    the mean of its updates and, with `include_self`, its own value; other
+    elements keep theirs. Integers divide with truncation (as segment_mean).
+    Computed as the plugin's tensor_scatter_nd_add, a scatter_nd of the
+    counts and a division. Takes every numeric dtype, complex included.
+
+    Args:
+        tensor: The tensor whose reached elements are averaged.
+        indices: Index rows `[..., depth]`, int16, int32 or int64.
+        updates: The values, `indices.shape[:-1] + tensor.shape[depth:]`,
+            converted to `tensor`'s dtype.
+        bad_indices_policy: For index rows out of range (negative, or not
+            below their dimension): "", "DEFAULT" or "ERROR" raise
+            InvalidArgumentError naming the first bad row; "IGNORE" and
+            "FILL" drop bad rows (they count for no mean); "CLIP" clamps
+            each coordinate into `[0, dim - 1]`.
+        name: A name scope for the ops (graphs only).
+        include_self: A Python bool. False leaves `tensor`'s value out where
+            the updates reach: there the result is the mean of the updates
+            alone.
+        indices_are_sorted: Promises that the rows' destinations never
+            decrease (row-major), as for tensor_scatter_nd_add: checked by
+            the CPU kernel (a false one is an InvalidArgumentError naming
+            the first row that breaks it, unless "IGNORE"), not under XLA or
+            on a GPU.
+        unique_indices: Promises that no two rows share a destination (with
+            `indices_are_sorted`: strictly increasing). Alone it changes
+            nothing on the CPU and is not checked.
+
+    Returns:
+        A tensor shaped and typed like `tensor`.
+
+    Raises:
+        InvalidArgumentError: A bad index row under the default policy, a
+            broken `indices_are_sorted` promise, shapes that do not fit
+            together, or an unknown `bad_indices_policy`.
+        ValueError: A dtype the op does not take (of `tensor`, `updates` or
+            `indices`), a RaggedTensor or SparseTensor input, or an
+            `include_self` that is not a bool.
+
+    Example:
+        >>> t = tf.constant([1.0, 1.0, 1.0])
+        >>> tso.tensor_scatter_nd_mean(t, [[0], [0], [2]], [2.0, 3.0, 5.0]).numpy().tolist()
+        [2.0, 1.0, 3.0]
+        >>> tso.tensor_scatter_nd_mean(t, [[0], [0], [2]], [2.0, 3.0, 5.0],
+        ...                            include_self=False).numpy().tolist()
+        [2.5, 1.0, 5.0]
+    """
     _check_include_self(include_self)
     policy = convert.check_policy(bad_indices_policy)
     with convert.scope(name or "tensor_scatter_nd_mean"):
@@ -218,16 +645,54 @@ def _batch_indices(params, indices, batch_dims):
 
 @public
 def gather_nd(params, indices, batch_dims=0, name=None, bad_indices_policy="", fill_value=None):
-    """Gathers slices of `params` at `indices` (the inverse of scatter_nd).
+    """Gathers the slices of `params` at `indices` (the inverse of scatter_nd).
 
-    Like `tf.gather_nd`, including `batch_dims`. Rows with bad indices raise
-    InvalidArgumentError, or with "IGNORE" give zeros, with "FILL"
-    `fill_value` (a scalar or a slice; by default NaN, a signed integer
-    dtype's lowest value, an unsigned one's highest, True), with "CLIP" the
-    slice at the clamped indices. From
-    a variable, the rows are read straight from its buffer (no copy of the
-    variable). For rank-2 indices of depth 1 (row lookups) the gradient is a
-    `tf.IndexedSlices`, as in TensorFlow.
+    `tf.gather_nd` on the plugin's kernel, `batch_dims` included. Each index
+    row `indices[..., :depth]` picks the slice `params[row]`; the output has
+    the shape `indices.shape[:-1] + params.shape[batch_dims + depth:]`. From
+    a variable (resource, Keras, distributed or sharded) the rows are read
+    straight from its buffer, with no copy of the variable. For rank-2
+    indices of depth 1 (row lookups) the gradient is a `tf.IndexedSlices`,
+    as in TensorFlow. Takes every numeric dtype (complex too), bool and
+    string.
+
+    Args:
+        params: The tensor or variable to read.
+        indices: Index rows `[..., depth]`, int16, int32 or int64.
+        batch_dims: The number of leading batch dimensions `params` and
+            `indices` share, a non-negative int known when the op is built.
+        name: A name scope for the ops (graphs only).
+        bad_indices_policy: For index rows out of range (negative, or not
+            below their dimension): "", "DEFAULT" or "ERROR" raise
+            InvalidArgumentError naming the first bad row; "IGNORE" gives
+            zeros for it; "FILL" gives `fill_value`; "CLIP" clamps each
+            coordinate into `[0, dim - 1]` and gives that slice.
+        fill_value: With "FILL" only: a scalar or one slice for the bad rows,
+            in the output's dtype. By default NaN (floats, complex), a signed
+            integer dtype's lowest value, an unsigned one's highest, True,
+            or an empty string.
+
+    Returns:
+        A tensor of `params`' dtype and shape
+        `indices.shape[:-1] + params.shape[batch_dims + depth:]`.
+
+    Raises:
+        InvalidArgumentError: A bad index row under the default policy,
+            shapes that do not fit together, or an unknown
+            `bad_indices_policy`.
+        ValueError: A dtype the op does not take, a RaggedTensor or
+            SparseTensor input, a bad `batch_dims`, or a `fill_value`
+            without "FILL", of another shape, or that does not fit the dtype.
+
+    Example:
+        >>> table = tf.constant([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+        >>> tso.gather_nd(table, [[2], [0]]).numpy().tolist()
+        [[5.0, 6.0], [1.0, 2.0]]
+        >>> tso.gather_nd(table, [[1, 1]]).numpy().tolist()
+        [4.0]
+        >>> tso.gather_nd(table, [[1], [7]], bad_indices_policy="FILL",
+        ...               fill_value=-1.0).numpy().tolist()
+        [[3.0, 4.0], [-1.0, -1.0]]
     """
     given = policy = convert.check_policy(bad_indices_policy)
     bounds.check_fill(policy, fill_value)
@@ -264,17 +729,54 @@ def gather_nd(params, indices, batch_dims=0, name=None, bad_indices_policy="", f
 @public
 def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name=None,
            bad_indices_policy="", fill_value=None):
-    """tf.gather: `params`' slices along `axis` at `indices`, of any rank.
+    """Gathers the slices of `params` along `axis` at `indices` (`tf.gather`).
 
-    Along axis 0 without batch dimensions (row lookups) this is our
-    gather_nd of `indices[..., None]`: rows read straight from a variable,
-    the first bad index named (or gather_nd's IGNORE, FILL or CLIP), and a
+    Along axis 0 without batch dimensions (row lookups) this is the plugin's
+    gather_nd of `indices[..., None]`: rows read straight from a variable
+    (from a ShardedVariable each shard reads only its own rows), the first
+    bad index named (or gather_nd's "IGNORE", "FILL" or "CLIP"), and a
     `tf.IndexedSlices` gradient of the flattened ids, as tf.gather's.
-    From a ShardedVariable each shard reads only its own rows.
-    Another axis or batch_dims, a TensorFlow 1.x partitioned variable, a
-    dtype our ops do not take, or ragged indices, goes to TensorFlow's tf.gather (which then
-    takes no bad_indices_policy). `validate_indices` is ignored, as in
-    TensorFlow.
+    Another axis or `batch_dims`, a TensorFlow 1.x partitioned variable, a
+    dtype the plugin's ops do not take, or ragged indices go to
+    TensorFlow's tf.gather, which then takes no `bad_indices_policy`.
+
+    Args:
+        params: The tensor or variable to read, of rank at least `axis + 1`.
+        indices: The ids to read, of any shape: int32 or int64 (row lookups
+            take int16 too).
+        validate_indices: Ignored, as in TensorFlow (deprecated there).
+        axis: The axis of `params` the ids index; None means 0.
+        batch_dims: The number of leading batch dimensions `params` and
+            `indices` share (then TensorFlow's tf.gather runs).
+        name: A name scope for the ops (graphs only).
+        bad_indices_policy: For row lookups only, ids out of range (negative,
+            or not below `params`' rows): "", "DEFAULT" or "ERROR" raise
+            InvalidArgumentError naming the first bad id; "IGNORE" gives
+            zeros for it; "FILL" gives `fill_value`; "CLIP" clamps it into
+            `[0, rows - 1]`.
+        fill_value: With "FILL" only: a scalar or one row for the bad ids,
+            in the output's dtype; by default gather_nd's (NaN for floats).
+
+    Returns:
+        A tensor of `params`' dtype and shape `params.shape[:axis] +
+        indices.shape[batch_dims:] + params.shape[axis + 1:]`.
+
+    Raises:
+        InvalidArgumentError: A bad id under the default policy, or an
+            unknown `bad_indices_policy`.
+        ValueError: A `bad_indices_policy` or `fill_value` for a gather that
+            TensorFlow runs (another axis, `batch_dims`), or a `fill_value`
+            without "FILL" or of another shape.
+
+    Example:
+        >>> table = tf.constant([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+        >>> tso.gather(table, [2, 0]).numpy().tolist()
+        [[5.0, 6.0], [1.0, 2.0]]
+        >>> tso.gather(table, [1, 9], bad_indices_policy="FILL",
+        ...            fill_value=[-1.0, 0.0]).numpy().tolist()
+        [[3.0, 4.0], [-1.0, 0.0]]
+        >>> tso.gather(table, [1], axis=1).numpy().tolist()
+        [[2.0], [4.0], [6.0]]
     """
     del validate_indices  # deprecated and ignored by TensorFlow too
     axis_value = 0 if axis is None else convert.static_int(axis)

@@ -259,12 +259,37 @@ def patched_names():
 
 
 def is_patched():
+    """Whether patch_tensorflow() is in effect.
+
+    Returns:
+        A bool.
+
+    Example:
+        >>> tso.is_patched()
+        False
+    """
     return _saved is not None
 
 
 def patch_tensorflow():
     """Routes TensorFlow's scatter_nd family and gather_nd names to the plugin.
-    Idempotent; undo with unpatch()."""
+
+    The names this module's docstring lists (`tf.scatter_nd`,
+    `tf.tensor_scatter_nd_*`, `tf.gather_nd`, `tf.gather`, the segment
+    family, their tf.compat.v1 twins and the variables' methods), process
+    wide, each keeping TensorFlow's positional order. Inputs the plugin does
+    not take go to TensorFlow's function. Idempotent; undo with unpatch().
+
+    Returns:
+        None.
+
+    Example:
+        >>> tso.patch_tensorflow()
+        >>> tf.tensor_scatter_nd_add(tf.zeros([2]), [[5]], [1.0],
+        ...                          bad_indices_policy="CLIP").numpy().tolist()
+        [0.0, 1.0]
+        >>> tso.unpatch()
+    """
     global _saved
     with _lock:
         if _saved is not None:
@@ -318,7 +343,17 @@ def _densify(value, dtype=None, name=None, as_ref=False):
 
 
 def unpatch():
-    """Puts TensorFlow's own functions back (no-op when not patched)."""
+    """Puts TensorFlow's own functions back (a no-op when not patched).
+
+    Returns:
+        None.
+
+    Example:
+        >>> tso.patch_tensorflow()
+        >>> tso.unpatch()
+        >>> tso.is_patched()
+        False
+    """
     global _saved
     with _lock:
         if _saved is None:
@@ -333,10 +368,22 @@ def unpatch():
 
 @contextlib.contextmanager
 def patched():
-    """patch_tensorflow() for the duration of a `with` block; leaves the patch
-    in place on exit if it was already there on entry. The patch is
-    process-wide: with blocks in several threads, the first to exit unpatches
-    for all of them (patch once at start-up instead)."""
+    """patch_tensorflow() for the duration of a `with` block.
+
+    Leaves the patch in place on exit if it was already there on entry. The
+    patch is process-wide: with blocks in several threads, the first to exit
+    unpatches for all of them (patch once at start-up instead).
+
+    Returns:
+        A context manager.
+
+    Example:
+        >>> with tso.patched():
+        ...     print(tso.is_patched())
+        True
+        >>> tso.is_patched()
+        False
+    """
     was_patched = is_patched()
     patch_tensorflow()
     try:

@@ -98,34 +98,293 @@ def _scatter_sharded(op, whole, indices, updates, use_locking, name, policy):
     return whole
 
 
-def _variable_scatter_function(op, doc):
-    def f(ref, indices, updates, use_locking=True, name=None, bad_indices_policy=""):
-        policy = convert.check_policy(bad_indices_policy)
-        ref = unwrap(ref)
-        if policy in convert.WRAPPER_POLICIES:  # CLIP's indices clamped into the variable's shape
-            indices, policy = bounds.nd(policy, convert.indices(indices), like=ref)
-        if _is_distributed(ref):
-            return _scatter_distributed(op, ref, indices, updates, use_locking, name, policy)
-        if variable_rows.is_sharded(ref):
-            return _scatter_sharded(op, ref, indices, updates, use_locking, name, policy)
-        return _scatter_variable(op, ref, indices, updates, use_locking, name, policy)
-    f.__name__ = f.__qualname__ = op
-    f.__doc__ = doc
-    return convert.public(f)
+def _scatter(op, ref, indices, updates, use_locking, name, bad_indices_policy):
+    """The body of the scatter_nd_* functions: any kind of variable."""
+    policy = convert.check_policy(bad_indices_policy)
+    ref = unwrap(ref)
+    if policy in convert.WRAPPER_POLICIES:  # CLIP's indices clamped into the variable's shape
+        indices, policy = bounds.nd(policy, convert.indices(indices), like=ref)
+    if _is_distributed(ref):
+        return _scatter_distributed(op, ref, indices, updates, use_locking, name, policy)
+    if variable_rows.is_sharded(ref):
+        return _scatter_sharded(op, ref, indices, updates, use_locking, name, policy)
+    return _scatter_variable(op, ref, indices, updates, use_locking, name, policy)
 
 
-scatter_nd_update = _variable_scatter_function(
-    "scatter_nd_update",
-    """Writes `updates` into the variable `ref` at `indices`, in place; the last
-    duplicate in index order wins. Returns the variable's new value.""")
-scatter_nd_add = _variable_scatter_function(
-    "scatter_nd_add", "Adds `updates` into the variable `ref` at `indices`, in place, in index order.")
-scatter_nd_sub = _variable_scatter_function(
-    "scatter_nd_sub", "Subtracts `updates` from the variable `ref` at `indices`, in place, in index order.")
-scatter_nd_min = _variable_scatter_function(
-    "scatter_nd_min", "The variable `ref` becomes its elementwise minimum with the updates at `indices`.")
-scatter_nd_max = _variable_scatter_function(
-    "scatter_nd_max", "The variable `ref` becomes its elementwise maximum with the updates at `indices`.")
+@convert.public
+def scatter_nd_update(ref, indices, updates, use_locking=True, name=None, bad_indices_policy=""):
+    """Writes `updates` into the variable `ref` at `indices`, in place.
+
+    `tf.compat.v1.scatter_nd_update` for every kind of variable: a resource
+    variable (what tf.Variable makes), a TensorFlow 1.x ref variable, a
+    Keras variable, a MirroredVariable under tf.distribute (TensorFlow's
+    replica and cross-replica rules), a variable on a parameter server, or a
+    ShardedVariable (each shard updates its own rows). The semantics are
+    tensor_scatter_nd_update's, written into the variable's buffer
+    copy-on-write: a tensor read before keeps its values. Each index row
+    `indices[..., :depth]` addresses a slice of the variable's first `depth`
+    dimensions; `updates` has the shape `indices.shape[:-1] +
+    ref.shape[depth:]`. Of duplicate rows the last in index order wins.
+    Takes every numeric dtype (complex too), bool and string.
+
+    Args:
+        ref: The variable to update.
+        indices: Index rows `[..., depth]`, int16, int32 or int64.
+        updates: The values, `indices.shape[:-1] + ref.shape[depth:]`,
+            converted to the variable's dtype.
+        use_locking: True takes the variable's lock exclusively; False
+            shares it with other non-locking updates, whose rows may
+            interleave.
+        name: A name scope for the ops (graphs only).
+        bad_indices_policy: For index rows out of range (negative, or not
+            below their dimension): "", "DEFAULT" or "ERROR" raise
+            InvalidArgumentError naming the first bad row and write nothing;
+            "IGNORE" and "FILL" drop bad rows; "CLIP" clamps each coordinate
+            into `[0, dim - 1]`.
+
+    Returns:
+        The variable's value after the update, as TensorFlow returns it (a
+        tensor; for a ShardedVariable, the variable itself).
+
+    Raises:
+        InvalidArgumentError: A bad index row under the default policy,
+            shapes that do not fit together, or an unknown
+            `bad_indices_policy`.
+        ValueError: `ref` is not a variable (for a tensor use
+            tso.tensor_scatter_nd_update), a dtype the op does not
+            take, or a RaggedTensor or SparseTensor input.
+        NotImplementedError: A SyncOnRead variable, or a distributed one
+            whose aggregation is not NONE or ONLY_FIRST_REPLICA.
+
+    Example:
+        >>> v = tf.Variable([1.0, 1.0, 1.0, 1.0])
+        >>> tso.scatter_nd_update(v, [[1], [3], [1]], [2.0, 4.0, 3.0]).numpy().tolist()
+        [1.0, 3.0, 1.0, 4.0]
+        >>> v.numpy().tolist()
+        [1.0, 3.0, 1.0, 4.0]
+    """
+    return _scatter("scatter_nd_update", ref, indices, updates, use_locking, name,
+                    bad_indices_policy)
+
+
+@convert.public
+def scatter_nd_add(ref, indices, updates, use_locking=True, name=None, bad_indices_policy=""):
+    """Adds `updates` into the variable `ref` at `indices`, in place.
+
+    `tf.compat.v1.scatter_nd_add` for every kind of variable: a resource
+    variable (what tf.Variable makes), a TensorFlow 1.x ref variable, a
+    Keras variable, a MirroredVariable under tf.distribute (TensorFlow's
+    replica and cross-replica rules), a variable on a parameter server, or a
+    ShardedVariable (each shard updates its own rows). The semantics are
+    tensor_scatter_nd_add's, written into the variable's buffer
+    copy-on-write: a tensor read before keeps its values. Each index row
+    `indices[..., :depth]` addresses a slice of the variable's first `depth`
+    dimensions; `updates` has the shape `indices.shape[:-1] +
+    ref.shape[depth:]`. Duplicate rows add up in index order (the same bits
+    as tensor_scatter_nd_add). Takes every numeric dtype, complex included.
+
+    Args:
+        ref: The variable to update.
+        indices: Index rows `[..., depth]`, int16, int32 or int64.
+        updates: The values, `indices.shape[:-1] + ref.shape[depth:]`,
+            converted to the variable's dtype.
+        use_locking: True takes the variable's lock exclusively; False
+            shares it with other non-locking updates, whose rows may
+            interleave.
+        name: A name scope for the ops (graphs only).
+        bad_indices_policy: For index rows out of range (negative, or not
+            below their dimension): "", "DEFAULT" or "ERROR" raise
+            InvalidArgumentError naming the first bad row and write nothing;
+            "IGNORE" and "FILL" drop bad rows; "CLIP" clamps each coordinate
+            into `[0, dim - 1]`.
+
+    Returns:
+        The variable's value after the update, as TensorFlow returns it (a
+        tensor; for a ShardedVariable, the variable itself).
+
+    Raises:
+        InvalidArgumentError: A bad index row under the default policy,
+            shapes that do not fit together, or an unknown
+            `bad_indices_policy`.
+        ValueError: `ref` is not a variable (for a tensor use
+            tso.tensor_scatter_nd_add), a dtype the op does not
+            take, or a RaggedTensor or SparseTensor input.
+        NotImplementedError: A SyncOnRead variable.
+
+    Example:
+        >>> v = tf.Variable([1.0, 1.0, 1.0, 1.0])
+        >>> tso.scatter_nd_add(v, [[0], [0], [2]], [1.0, 2.0, 3.0]).numpy().tolist()
+        [4.0, 1.0, 4.0, 1.0]
+        >>> v.numpy().tolist()
+        [4.0, 1.0, 4.0, 1.0]
+    """
+    return _scatter("scatter_nd_add", ref, indices, updates, use_locking, name, bad_indices_policy)
+
+
+@convert.public
+def scatter_nd_sub(ref, indices, updates, use_locking=True, name=None, bad_indices_policy=""):
+    """Subtracts `updates` from the variable `ref` at `indices`, in place.
+
+    `tf.compat.v1.scatter_nd_sub` for every kind of variable: a resource
+    variable (what tf.Variable makes), a TensorFlow 1.x ref variable, a
+    Keras variable, a MirroredVariable under tf.distribute (TensorFlow's
+    replica and cross-replica rules), a variable on a parameter server, or a
+    ShardedVariable (each shard updates its own rows). The semantics are
+    tensor_scatter_nd_sub's, written into the variable's buffer
+    copy-on-write: a tensor read before keeps its values. Each index row
+    `indices[..., :depth]` addresses a slice of the variable's first `depth`
+    dimensions; `updates` has the shape `indices.shape[:-1] +
+    ref.shape[depth:]`. Duplicate rows are subtracted in index order. Takes
+    every numeric dtype, complex included.
+
+    Args:
+        ref: The variable to update.
+        indices: Index rows `[..., depth]`, int16, int32 or int64.
+        updates: The values, `indices.shape[:-1] + ref.shape[depth:]`,
+            converted to the variable's dtype.
+        use_locking: True takes the variable's lock exclusively; False
+            shares it with other non-locking updates, whose rows may
+            interleave.
+        name: A name scope for the ops (graphs only).
+        bad_indices_policy: For index rows out of range (negative, or not
+            below their dimension): "", "DEFAULT" or "ERROR" raise
+            InvalidArgumentError naming the first bad row and write nothing;
+            "IGNORE" and "FILL" drop bad rows; "CLIP" clamps each coordinate
+            into `[0, dim - 1]`.
+
+    Returns:
+        The variable's value after the update, as TensorFlow returns it (a
+        tensor; for a ShardedVariable, the variable itself).
+
+    Raises:
+        InvalidArgumentError: A bad index row under the default policy,
+            shapes that do not fit together, or an unknown
+            `bad_indices_policy`.
+        ValueError: `ref` is not a variable (for a tensor use
+            tso.tensor_scatter_nd_sub), a dtype the op does not
+            take, or a RaggedTensor or SparseTensor input.
+        NotImplementedError: A SyncOnRead variable.
+
+    Example:
+        >>> v = tf.Variable([1.0, 1.0, 1.0, 1.0])
+        >>> tso.scatter_nd_sub(v, [[0], [0], [2]], [1.0, 2.0, 3.0]).numpy().tolist()
+        [-2.0, 1.0, -2.0, 1.0]
+        >>> v.numpy().tolist()
+        [-2.0, 1.0, -2.0, 1.0]
+    """
+    return _scatter("scatter_nd_sub", ref, indices, updates, use_locking, name, bad_indices_policy)
+
+
+@convert.public
+def scatter_nd_min(ref, indices, updates, use_locking=True, name=None, bad_indices_policy=""):
+    """Sets the variable `ref` to its minimum with `updates` at `indices`, in place.
+
+    TensorFlow 1.x's scatter_nd_* updates, as a minimum, for every kind of
+    variable: a resource variable (what tf.Variable makes), a TensorFlow 1.x
+    ref variable, a Keras variable, a MirroredVariable under tf.distribute
+    (TensorFlow's replica and cross-replica rules), a variable on a
+    parameter server, or a ShardedVariable (each shard updates its own
+    rows). The semantics are tensor_scatter_nd_min's, written into the
+    variable's buffer copy-on-write: a tensor read before keeps its values.
+    Each index row `indices[..., :depth]` addresses a slice of the
+    variable's first `depth` dimensions; `updates` has the shape
+    `indices.shape[:-1] + ref.shape[depth:]`. Each element reached becomes
+    the minimum of its value and its updates. Takes the real numeric dtypes
+    (floats, signed and unsigned integers).
+
+    Args:
+        ref: The variable to update.
+        indices: Index rows `[..., depth]`, int16, int32 or int64.
+        updates: The values, `indices.shape[:-1] + ref.shape[depth:]`,
+            converted to the variable's dtype.
+        use_locking: True takes the variable's lock exclusively; False
+            shares it with other non-locking updates, whose rows may
+            interleave.
+        name: A name scope for the ops (graphs only).
+        bad_indices_policy: For index rows out of range (negative, or not
+            below their dimension): "", "DEFAULT" or "ERROR" raise
+            InvalidArgumentError naming the first bad row and write nothing;
+            "IGNORE" and "FILL" drop bad rows; "CLIP" clamps each coordinate
+            into `[0, dim - 1]`.
+
+    Returns:
+        The variable's value after the update, as TensorFlow returns it (a
+        tensor; for a ShardedVariable, the variable itself).
+
+    Raises:
+        InvalidArgumentError: A bad index row under the default policy,
+            shapes that do not fit together, or an unknown
+            `bad_indices_policy`.
+        ValueError: `ref` is not a variable (for a tensor use
+            tso.tensor_scatter_nd_min), a dtype the op does not
+            take, or a RaggedTensor or SparseTensor input.
+        NotImplementedError: A SyncOnRead variable, or a distributed one
+            whose aggregation is not NONE or ONLY_FIRST_REPLICA.
+
+    Example:
+        >>> v = tf.Variable([1.0, 1.0, 1.0, 1.0])
+        >>> tso.scatter_nd_min(v, [[0], [0], [2]], [0.5, 3.0, 2.0]).numpy().tolist()
+        [0.5, 1.0, 1.0, 1.0]
+        >>> v.numpy().tolist()
+        [0.5, 1.0, 1.0, 1.0]
+    """
+    return _scatter("scatter_nd_min", ref, indices, updates, use_locking, name, bad_indices_policy)
+
+
+@convert.public
+def scatter_nd_max(ref, indices, updates, use_locking=True, name=None, bad_indices_policy=""):
+    """Sets the variable `ref` to its maximum with `updates` at `indices`, in place.
+
+    TensorFlow 1.x's scatter_nd_* updates, as a maximum, for every kind of
+    variable: a resource variable (what tf.Variable makes), a TensorFlow 1.x
+    ref variable, a Keras variable, a MirroredVariable under tf.distribute
+    (TensorFlow's replica and cross-replica rules), a variable on a
+    parameter server, or a ShardedVariable (each shard updates its own
+    rows). The semantics are tensor_scatter_nd_max's, written into the
+    variable's buffer copy-on-write: a tensor read before keeps its values.
+    Each index row `indices[..., :depth]` addresses a slice of the
+    variable's first `depth` dimensions; `updates` has the shape
+    `indices.shape[:-1] + ref.shape[depth:]`. Each element reached becomes
+    the maximum of its value and its updates. Takes the real numeric dtypes
+    (floats, signed and unsigned integers).
+
+    Args:
+        ref: The variable to update.
+        indices: Index rows `[..., depth]`, int16, int32 or int64.
+        updates: The values, `indices.shape[:-1] + ref.shape[depth:]`,
+            converted to the variable's dtype.
+        use_locking: True takes the variable's lock exclusively; False
+            shares it with other non-locking updates, whose rows may
+            interleave.
+        name: A name scope for the ops (graphs only).
+        bad_indices_policy: For index rows out of range (negative, or not
+            below their dimension): "", "DEFAULT" or "ERROR" raise
+            InvalidArgumentError naming the first bad row and write nothing;
+            "IGNORE" and "FILL" drop bad rows; "CLIP" clamps each coordinate
+            into `[0, dim - 1]`.
+
+    Returns:
+        The variable's value after the update, as TensorFlow returns it (a
+        tensor; for a ShardedVariable, the variable itself).
+
+    Raises:
+        InvalidArgumentError: A bad index row under the default policy,
+            shapes that do not fit together, or an unknown
+            `bad_indices_policy`.
+        ValueError: `ref` is not a variable (for a tensor use
+            tso.tensor_scatter_nd_max), a dtype the op does not
+            take, or a RaggedTensor or SparseTensor input.
+        NotImplementedError: A SyncOnRead variable, or a distributed one
+            whose aggregation is not NONE or ONLY_FIRST_REPLICA.
+
+    Example:
+        >>> v = tf.Variable([1.0, 1.0, 1.0, 1.0])
+        >>> tso.scatter_nd_max(v, [[0], [0], [2]], [0.5, 3.0, 2.0]).numpy().tolist()
+        [3.0, 1.0, 2.0, 1.0]
+        >>> v.numpy().tolist()
+        [3.0, 1.0, 2.0, 1.0]
+    """
+    return _scatter("scatter_nd_max", ref, indices, updates, use_locking, name, bad_indices_policy)
 
 
 # The tf.Variable methods that take an IndexedSlices (TensorFlow's

@@ -54,17 +54,43 @@ def built_against(path=None):
 
 
 def built_with_gpu(path=None):
-    """Whether the library (the installed one, or `path`) holds the GPU
-    kernels: builds made where nvcc was found do (make, pip, bazel
-    --config=cuda). Whether they run here: gpu_status()."""
+    """Whether the library holds the GPU kernels.
+
+    Builds made where nvcc was found do (make, pip, bazel --config=cuda).
+    Whether they run here: gpu_status().
+
+    Args:
+        path: The library file to ask; None asks the loaded (or installed)
+            one.
+
+    Returns:
+        A bool.
+
+    Example:
+        >>> tso.built_with_gpu() in (True, False)
+        True
+    """
     return _built_with(path or _loaded_path or library_path(), "GPU")
 
 
 def built_with_xla(path=None):
-    """Whether the library holds XLA kernels for the CPU (builds against
-    TensorFlow 2.21 or later with highwayhash's and farmhash's headers: make,
-    pip and bazel here). Asked whenever a wrapper is traced for XLA: the
-    answer is read once per file."""
+    """Whether the library holds XLA kernels for the CPU.
+
+    Builds against TensorFlow 2.21 or later with highwayhash's and
+    farmhash's headers do (make, pip and bazel here). Asked whenever a
+    wrapper is traced for XLA: the answer is read once per file.
+
+    Args:
+        path: The library file to ask; None asks the loaded (or installed)
+            one.
+
+    Returns:
+        A bool.
+
+    Example:
+        >>> tso.built_with_xla() in (True, False)
+        True
+    """
     return _built_with_xla(path or _loaded_path or library_path())
 
 
@@ -87,14 +113,32 @@ def library_function(name, *args):
 
 
 def active_isa():
-    """The instruction set the vectorised CPU loops use: "avx512", "avx2" or
-    "portable" (the best the CPU has, capped by $TF_SCATTER_OPS_ISA)."""
+    """The instruction set the vectorised CPU loops use.
+
+    The best the CPU has that the library has loops for (cpu_isa()), capped
+    by $TF_SCATTER_OPS_ISA.
+
+    Returns:
+        "avx512", "avx2" or "portable".
+
+    Example:
+        >>> tso.active_isa() in ("avx512", "avx2", "portable")
+        True
+    """
     load()
     return library_function("tf_scatter_ops_active_isa")
 
 
 def cpu_isa():
-    """The best instruction set of this CPU that the library has loops for."""
+    """The best instruction set of this CPU that the library has loops for.
+
+    Returns:
+        "avx512", "avx2" or "portable".
+
+    Example:
+        >>> tso.cpu_isa() in ("avx512", "avx2", "portable")
+        True
+    """
     load()
     return library_function("tf_scatter_ops_cpu_isa")
 

@@ -31,9 +31,19 @@ def has_gpu():
 
 
 def xla_uses_our_kernels():
-    """Whether XLA compiles our tensor ops to our kernels here: the library
-    has XLA kernels, which are for the CPU, and no GPU is present (compiled
-    functions would be placed on it)."""
+    """Whether XLA compiles the plugin's tensor ops to its own kernels here.
+
+    True where the library has XLA kernels, which are for the CPU, and no
+    GPU is present (compiled functions would be placed on it); elsewhere
+    `jit_compile=True` builds TensorFlow's ops instead.
+
+    Returns:
+        A bool.
+
+    Example:
+        >>> tso.xla_uses_our_kernels() in (True, False)
+        True
+    """
     return library.built_with_xla() and not has_gpu()
 
 
@@ -61,7 +71,9 @@ _stock = threading.local()
 
 @contextlib.contextmanager
 def stock_ops():
-    """Inside it (in this thread; nestable), every plugin function emits
+    """A context in which the plugin's functions emit TensorFlow's built-in ops.
+
+    Inside it (in this thread; nestable), every plugin function emits
     TensorFlow's built-in ops of the same meaning instead of the plugin's:
     the same results for valid input, so that a function traced inside
     (tf.saved_model.save, model.export, a TFLite conversion) holds no
@@ -73,12 +85,21 @@ def stock_ops():
     drops or masks the bad rows first (variable updates: TensorFlow's
     bad_indices_policy); int16 indices are widened; index depths
     TensorFlow's scatters do not take (0, above 7) are reshaped into one
-    they do.
+    they do. Typical use: `with tso.stock_ops(): tf.saved_model.save(model,
+    "plain_model")`, a model that loads without the plugin.
 
-    Example::
+    Returns:
+        A context manager.
 
-        with tso.stock_ops():
-            tf.saved_model.save(model, "plain_model")  # loads without the plugin
+    Example:
+        >>> ours, stock = tf.Graph(), tf.Graph()
+        >>> with ours.as_default():
+        ...     total = tso.segment_sum([1.0, 2.0, 3.0], [0, 0, 1])
+        >>> with stock.as_default(), tso.stock_ops():
+        ...     total = tso.segment_sum([1.0, 2.0, 3.0], [0, 0, 1])
+        >>> [any(op.type.startswith("TfScatter>") for op in g.get_operations())
+        ...  for g in (ours, stock)]
+        [True, False]
     """
     _stock.depth = getattr(_stock, "depth", 0) + 1
     try:
