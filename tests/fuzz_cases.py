@@ -2,7 +2,7 @@
 to call (op, kind, mode, policy, dtypes, shapes, promises, a hostile size)
 and the seed from which tests/fuzz_worker.py builds the arrays.
 
-The ops come from the op table (tf_scatter_ops/_table.OPS), one generator
+The ops come from the op table (tf_scatter_ops/_base/table.py's OPS), one generator
 per row.kind (GENERATORS), so a new row is fuzzed without editing this file;
 a kind without a generator is an error (make_specs raises, and
 test_fuzz.py's test_every_kind_has_a_generator fails). Beside the rows:

@@ -793,7 +793,7 @@ REGISTRY = textwrap.dedent("""
     import tensorflow as tf
     from tensorflow.python.framework import kernels
     import tf_scatter_ops as tso
-    from tf_scatter_ops import _table
+    from tf_scatter_ops._base import table as _table
     found = {}
     for k in kernels.get_all_registered_kernels().kernel:
         if k.op.startswith("TfScatter>"):

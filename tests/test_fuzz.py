@@ -1,4 +1,4 @@
-"""Differential fuzzing of every row of the op table (tf_scatter_ops/_table.OPS,
+"""Differential fuzzing of every row of the op table (tf_scatter_ops/_base/table.py's OPS,
 one generator per row.kind, tests/fuzz_cases.py), unsorted_segment_mean /
 _sqrt_n and the segment_*_csr functions, against NumPy references and,
 where TensorFlow has a CPU kernel with the same semantics, TensorFlow

@@ -1,4 +1,4 @@
-"""Tables in shards (tf_scatter_ops/sharded.py): a ShardedVariable, as
+"""Tables in shards (tf_scatter_ops/_dispatch/variable_rows.py): a ShardedVariable, as
 ParameterServerStrategy's variable_partitioner makes it, read and updated
 through tso.gather_nd / gather / nn.embedding_lookup and the in-place
 scatters, shard by shard, against the same op on one unsharded variable
