@@ -1,7 +1,8 @@
-"""Rules for the test suite itself, read from its source with `ast` so they
-cannot drift: a test that cannot run says why it is skipped (a skip without
-a reason, or a test that returns early and so passes, hides what is
-missing)."""
+"""Rules for the test suite itself, read from its source so they cannot
+drift: a test that cannot run says why it is skipped (a skip without a
+reason, or a test that returns early and so passes, hides what is missing);
+tests/ holds the test files, their helpers (references, workers, checks run
+by make and CI) are in tests/helpers/ (on pytest's pythonpath)."""
 
 import ast
 import pathlib
@@ -139,6 +140,15 @@ def problems_in(source, filename="<source>"):
                         f"{sorted(_probes(stmt.test))} says something is missing: "
                         "pytest.skip(reason) instead")
     return problems
+
+
+def test_tests_holds_test_files_and_helpers_are_apart():
+    top = sorted(p.name for p in TESTS.glob("*.py")
+                 if not p.name.startswith("test_") and p.name != "conftest.py")
+    assert not top, f"helpers belong in tests/helpers/: {top}"
+    collected = sorted(p.name for p in (TESTS / "helpers").glob("*.py")
+                       if p.name.startswith("test_") or p.name.endswith("_test.py"))
+    assert not collected, f"pytest would collect these as tests: {collected}"
 
 
 def test_every_skip_says_why_and_no_test_passes_for_want_of_something():
