@@ -59,7 +59,7 @@ GPU_CXXFLAGS := -DTFSO_WITH_CUDA=1
 # The static runtime is linked before TensorFlow's libraries and kept out of
 # the library's exports: libtensorflow_framework.so.2 also defines the CUDA
 # runtime's symbols (a stub of TensorFlow's own runtime), and a linker that
-# meets it first binds our calls there (tests/library_link.py).
+# meets it first binds our calls there (tests/helpers/library_link.py).
 GPU_LDFLAGS := -L$(CUDA_HOME)/lib64 -l:libcudart_static.a -Wl,--exclude-libs,libcudart_static.a -lpthread -lrt
 endif
 

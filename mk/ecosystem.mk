@@ -17,7 +17,7 @@
 #                `make tf-versions` (not in CI) does the same for every version.
 
 WHEEL_VENV := $(BUILD)/wheel-venv
-SMOKE := $(abspath tests/smoke_check.py)
+SMOKE := $(abspath tests/helpers/smoke_check.py)
 
 .PHONY: ci-pip-wheel ci-bazel-test ci-tf-oldest tf-versions
 CI_EXTRA += ci-pip-wheel ci-bazel-test ci-tf-oldest
@@ -33,7 +33,7 @@ ci-pip-wheel: $(VENV)/.installed
 	$(WHEEL_VENV)/bin/pip wheel --no-deps -q -w $(BUILD)/pipwheel .; \
 	grep -l "$(abspath $(WHEEL_VENV))/lib" $(BUILD)/pip/*/tf_flags.mk; \
 	wheels="$$(ls $(BUILD)/pipwheel/*.whl) $$(ls $(BUILD)/wheel/*.whl 2>/dev/null || true)"; \
-	$(PY) tests/wheel_check.py "$$tfv" $(if $(filter 1,$(TFSO_GPU)),--gpu) $$wheels; \
+	$(PY) tests/helpers/wheel_check.py "$$tfv" $(if $(filter 1,$(TFSO_GPU)),--gpu) $$wheels; \
 	smoke=$$(mktemp -d); \
 	for w in $$wheels; do \
 	  $(WHEEL_VENV)/bin/pip install -q --force-reinstall --no-deps $$w; \

@@ -18,7 +18,7 @@ def pytest_configure(config):
 def pytest_collection_modifyitems(config, items):
     if tf.config.list_physical_devices("GPU"):
         return
-    skip = pytest.mark.skip(reason="needs a GPU")
+    skip = pytest.mark.skip(reason="needs a GPU: TensorFlow sees none here")
     for item in items:
         if "gpu" in item.keywords:
             item.add_marker(skip)

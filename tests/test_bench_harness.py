@@ -67,7 +67,8 @@ def test_ours_under_xla_runs_our_kernels():
     instruction with our index check), not the wrappers' lowering to
     TensorFlow's ops (scatter_nd gets its shape as a constant)."""
     if not tso.xla_uses_our_kernels():
-        pytest.skip("XLA does not run our kernels here")
+        pytest.skip("XLA does not run our kernels here (no XLA kernels in the library, or a GPU "
+                    "is visible): no 'ours xla' column to check")
     base = {w.name: w for w in workloads.WORKLOADS}
     for name in sweep.SWEEP:
         w = sweep.sized(base[name], 16 << 10)

@@ -91,8 +91,8 @@ def test_clip_into_an_empty_dimension_drops_the_row():
           np.zeros([1], np.float32))
 
 
-@pytest.mark.parametrize("dtype", [tf.float32, tf.float64, tf.bfloat16, tf.complex64, tf.int8,
-                                   tf.int64, tf.uint16, tf.bool, tf.string])
+@pytest.mark.parametrize("dtype", [tf.as_dtype(name) for name in ref.FILL_DEFAULTS],
+                         ids=list(ref.FILL_DEFAULTS))
 def test_gather_fill_default_per_dtype(dtype):
     params = ref.random_values(RNG, dtype, T.shape)
     got = tso.gather_nd(tf.constant(params, dtype), IDX, bad_indices_policy="FILL")

@@ -17,7 +17,7 @@ import pytest
 import distribute_worker
 from ecosystem_util import free_ports, kill, python_env
 
-WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "distribute_worker.py")
+WORKER = os.path.abspath(distribute_worker.__file__)
 TIMEOUT = 150
 
 

@@ -32,9 +32,9 @@ def exported(tmp_path_factory):
     out = tmp_path_factory.mktemp("models")
     replaced = {name: export_models.save(name, str(out / name)) for name in export_models.MODELS}
     proc = subprocess.run(
-        [sys.executable, os.path.join(ROOT, "tests", "export_check.py"), str(out), "tensorflow",
-         "tflite"], env=_plugin_free_env(), cwd=str(out), capture_output=True, text=True,
-        timeout=600)
+        [sys.executable, os.path.join(ROOT, "tests", "helpers", "export_check.py"), str(out),
+         "tensorflow", "tflite"], env=_plugin_free_env(), cwd=str(out), capture_output=True,
+        text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return out, replaced, json.loads(proc.stdout.strip().splitlines()[-1])
 

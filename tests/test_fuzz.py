@@ -1,16 +1,16 @@
 """Differential fuzzing of every row of the op table (tf_scatter_ops/_base/table.py's OPS,
-one generator per row.kind, tests/fuzz_cases.py), unsorted_segment_mean /
+one generator per row.kind, tests/helpers/fuzz_cases.py), unsorted_segment_mean /
 _sqrt_n and the segment_*_csr functions, against NumPy references and,
 where TensorFlow has a CPU kernel with the same semantics, TensorFlow
-(tests/fuzz_worker.py says what is compared for each kind).
+(tests/helpers/fuzz_worker.py says what is compared for each kind).
 
 Each case is a small JSON spec (op, mode, policy, dtypes, shapes, promises,
 hostile size, seed); a pool of worker processes, one per core
-(tests/fuzz_pool.py), builds the arrays from the seed and answers. A worker
+(tests/helpers/fuzz_pool.py), builds the arrays from the seed and answers. A worker
 that dies fails its case only: the case is a CRASH with its exit status, and
 a new worker takes the next case. Any failing case can be replayed:
 
-    .venv/bin/python tests/fuzz_worker.py --replay '<spec>'
+    .venv/bin/python tests/helpers/fuzz_worker.py --replay '<spec>'
 
 Covered: every policy ("", DEFAULT, ERROR, IGNORE, CLIP, FILL), the promises
 indices_are_sorted / unique_indices (true and false) where a function takes
@@ -66,7 +66,7 @@ else:
     SEED = int(os.environ.get("TFSO_FUZZ_SEED", random.SystemRandom().randrange(2**31)))
 WORKERS = int(os.environ.get("TFSO_FUZZ_WORKERS", "0")) or None
 OUT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "build", "fuzz")
-WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fuzz_worker.py")
+WORKER = fuzz_pool.WORKER
 
 ALL_TARGETS = fc.targets(_table.OPS, set(dir(tso)))
 _ONLY = [o for o in os.environ.get("TFSO_FUZZ_OPS", "").split(",") if o]
@@ -284,12 +284,12 @@ def test_fuzz_finds_no_failures(fuzz_run):
             f.write(json.dumps(d) + "\n")
     n = sum(len(c) for c in groups.values())
     pytest.fail(f"{n} failing cases in {len(groups)} groups (all in {path}); replay one with\n"
-                f"    .venv/bin/python tests/fuzz_worker.py --replay '<spec>'\n"
+                f"    .venv/bin/python tests/helpers/fuzz_worker.py --replay '<spec>'\n"
                 + "\n".join(lines), pytrace=False)
 
 
 def test_a_spec_replays_from_the_command_line():
-    """`python tests/fuzz_worker.py --replay '<spec>'`: exit status 0 and
+    """`python tests/helpers/fuzz_worker.py --replay '<spec>'`: exit status 0 and
     PASS for a passing case, 1 and FAIL with the reason for a failing one."""
     spec = next(s for s in fc.make_specs([t for t in ALL_TARGETS if t.op == "gather_nd"], 20, 1)
                 if s["mode"] == "eager" and not s.get("large"))

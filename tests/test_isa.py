@@ -14,7 +14,7 @@ from tf_scatter_ops._base import library as _loader
 from ecosystem_util import python_env
 
 ISAS = ["portable", "avx2", "avx512"]
-CHECK = os.path.join(os.path.dirname(os.path.abspath(__file__)), "isa_check.py")
+CHECK = os.path.join(os.path.dirname(os.path.abspath(__file__)), "helpers", "isa_check.py")
 
 
 def _available():

@@ -4,6 +4,7 @@ variable ops, the library's op functions, the Python wrappers, the variable
 functions, the patch, the gradients. A row added to the table without its
 registration unit, gradient rule or wrapper fails here."""
 
+import pytest
 import tensorflow as tf
 from tensorflow.python.framework import kernels, op_def_registry
 from tensorflow.python.framework import ops as tf_ops
@@ -19,6 +20,36 @@ VALUE_ATTR = {"ScatterNd": "T", "TensorScatter": "T", "GatherNd": "Tparams", "Un
               "ArgSegment": "T"}
 # The index attrs of each kind.
 INDEX_ATTRS = {"SparseSegment": ("Tidx", "Tsegmentids")}
+
+# The oracle for the dtypes, written out here by hand from cc/ops/op_table.h
+# and cc/kernels/common/dtypes.h (not computed from the product): a dtype
+# dropped from or added to the table, its registration or the Python lists
+# fails here.
+FLOAT = ["bfloat16", "float16", "float32", "float64"]
+COMPLEX = ["complex64", "complex128"]
+INTEGER = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"]
+MINMAX = FLOAT + INTEGER            # the real numbers
+ADD = FLOAT + COMPLEX + INTEGER     # every number
+ALL = ADD + ["bool", "string"]
+INDEX = ["int16", "int32", "int64"]
+EXPECTED_DTYPES = {
+    "scatter_nd": ALL, "tensor_scatter_nd_update": ALL, "tensor_scatter_nd_add": ADD,
+    "tensor_scatter_nd_sub": ADD, "tensor_scatter_nd_min": MINMAX,
+    "tensor_scatter_nd_max": MINMAX, "tensor_scatter_nd_mul": MINMAX,
+    "tensor_scatter_nd_div": FLOAT, "gather_nd": ALL,
+    "unsorted_segment_sum": ADD, "unsorted_segment_prod": ADD, "unsorted_segment_min": MINMAX,
+    "unsorted_segment_max": MINMAX, "segment_sum": ADD, "segment_prod": ADD,
+    "segment_min": MINMAX, "segment_max": MINMAX, "segment_mean": ADD,
+    "sparse_segment_sum": MINMAX, "sparse_segment_mean": FLOAT, "sparse_segment_sqrt_n": FLOAT,
+    "segment_softmax": FLOAT, "segment_log_softmax": FLOAT, "segment_logsumexp": FLOAT,
+    "segment_var": FLOAT, "segment_std": FLOAT,
+    "tensor_scatter_nd_max_with_argmax": MINMAX, "tensor_scatter_nd_min_with_argmin": MINMAX,
+    "unsorted_segment_max_with_argmax": MINMAX, "unsorted_segment_min_with_argmin": MINMAX,
+}
+
+
+def names(dtypes):
+    return sorted(tf.as_dtype(d).name for d in dtypes)
 
 
 def variable_ops(row):
@@ -74,19 +105,23 @@ def test_every_op_of_the_library_is_in_the_table():
 
 
 def test_registered_dtypes_and_cpu_kernels_are_the_rows():
+    assert sorted(row.py for row in _table.OPS) == sorted(EXPECTED_DTYPES)
     for row in _table.OPS:
+        want = sorted(EXPECTED_DTYPES[row.py])
+        assert names(row.dtypes) == want, row.py
         for op_type, attr in every_op(row):
-            assert allowed(op_type, attr) == set(row.dtypes), op_type
+            assert names(allowed(op_type, attr)) == want, op_type
             for index_attr in INDEX_ATTRS.get(row.kind, ("Tindices",)):
-                assert allowed(op_type, index_attr) == set(ops.INDEX_DTYPES), op_type
-            assert kernel_dtypes(op_type, attr, "CPU") == set(row.dtypes), op_type
+                assert names(allowed(op_type, index_attr)) == INDEX, op_type
+            assert names(kernel_dtypes(op_type, attr, "CPU")) == want, op_type
 
 
 def test_every_scatter_and_gather_row_has_an_xla_kernel():
     """The segment, group-wise and arg rows have none: under XLA their
     functions build TensorFlow's ops."""
     if not tso.built_with_xla():
-        return
+        pytest.skip("the library was built without XLA kernels (TensorFlow older than 2.21, "
+                    "or no highwayhash / farmhash headers at build time)")
     for row in _table.OPS:
         devices = {k.device_type for k in
                    kernels.get_registered_kernels_for_op("TfScatter>" + row.op).kernel}
@@ -94,7 +129,14 @@ def test_every_scatter_and_gather_row_has_an_xla_kernel():
 
 
 def test_python_lists_are_the_rows():
-    assert ops.DTYPES == {row.py: row.dtypes for row in _table.OPS}
+    """The wrappers' dtype lists against the oracle above and against the
+    CPU kernels TensorFlow's registry holds (neither is the Python product)."""
+    assert {op: names(ds) for op, ds in ops.DTYPES.items()} == {
+        op: sorted(ds) for op, ds in EXPECTED_DTYPES.items()}
+    assert names(ops.INDEX_DTYPES) == INDEX
+    for row in _table.OPS:
+        registered = kernel_dtypes(row.op, VALUE_ATTR[row.kind], "CPU")
+        assert names(ops.DTYPES[row.py]) == names(registered), row.py
     for row in _table.OPS:
         assert callable(getattr(tso, row.py)), row.py
         if row.kind == "Groupwise" or row.tf is None:  # TensorFlow has none: not patched
@@ -111,7 +153,14 @@ def test_python_lists_are_the_rows():
             assert patch._MATH[row.py] is getattr(tso, row.py)
         else:
             assert patch._V2[row.py] is getattr(ops, row.py)
-    assert set(variables._OPS) == set(_table.VARIABLE_SCATTERS) == set(patch._METHODS)
+    # the VARIABLE column of op_table.h's tensor scatters, written out: the
+    # three lists are made from the table, so comparing them with each other
+    # alone could not fail
+    variable_scatters = {"scatter_nd_update", "scatter_nd_add", "scatter_nd_sub",
+                         "scatter_nd_min", "scatter_nd_max"}
+    assert set(variables._OPS) == variable_scatters
+    assert set(_table.VARIABLE_SCATTERS) == variable_scatters
+    assert set(patch._METHODS) == variable_scatters
     for name in variables._OPS:
         assert callable(getattr(tso, name)), name
 

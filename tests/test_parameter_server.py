@@ -7,7 +7,7 @@ split by FixedShardsPartitioner(2) (ShardedVariables, one shard per PS) are
 read and updated shard by shard, each on its own PS, with the single
 process's results; a bad row raises before either shard is written.
 
-Both runs are child processes (tests/ps_worker.py), each with a time limit and
+Both runs are child processes (tests/helpers/ps_worker.py), each with a time limit and
 killed with its process group afterwards, whatever happens; the cluster's
 servers live in the PS child, so they go with it.
 """
@@ -25,7 +25,7 @@ import pytest
 import ps_worker
 from ecosystem_util import free_ports, kill, python_env
 
-WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "ps_worker.py")
+WORKER = os.path.abspath(ps_worker.__file__)
 TIMEOUT = 150
 PS_DEVICES = {f"/job:ps/replica:0/task:{i}/device:CPU:0" for i in range(2)}
 # What the placer prints for each node when log_device_placement is on.

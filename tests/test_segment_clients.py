@@ -216,7 +216,7 @@ def _configure_two_cpus():
 
 CHILD = """
     import json, sys
-    sys.path.insert(0, {tests!r})
+    sys.path[:0] = [{tests!r}, {helpers!r}]
     import tensorflow as tf
     cpu = tf.config.list_physical_devices("CPU")[0]
     tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
@@ -229,7 +229,8 @@ def test_mirrored_strategy_gnn_step_equals_stock():
     if _configure_two_cpus():
         results = json.loads(json.dumps(gnn_step_results()))
     else:  # TensorFlow already started here with one CPU: a fresh process
-        code, out, err = run_python(CHILD.format(tests=TESTS), timeout=240)
+        code, out, err = run_python(CHILD.format(tests=TESTS, helpers=os.path.join(TESTS, "helpers")),
+                                    timeout=240)
         assert code == 0, err[-3000:]
         results = json.loads(out.strip().splitlines()[-1])
     ours, stock = results["ours"], results["stock"]

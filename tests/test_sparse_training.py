@@ -4,7 +4,7 @@ Keras 3 embedding trained with SGD that touches only the looked-up rows and
 never builds a dense [ROWS, DIM] gradient or read of its table, and the
 in-place scatters into MirroredVariables under MirroredStrategy (two logical
 CPUs, in a child process with a time limit that is always killed; see
-tests/sparse_training_worker.py)."""
+tests/helpers/sparse_training_worker.py)."""
 
 import json
 import os
@@ -452,7 +452,7 @@ def test_custom_train_step_updates_only_looked_up_rows(optimizer):
 # 3. MirroredStrategy over two logical CPUs (child process)
 # ---------------------------------------------------------------------------
 
-WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sparse_training_worker.py")
+WORKER = os.path.abspath(worker.__file__)
 TIMEOUT = 150
 
 

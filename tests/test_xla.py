@@ -26,6 +26,10 @@ import reference as ref
 
 TF_VERSION = tuple(int(v) for v in tf.__version__.split(".")[:2])
 OURS = ops.xla_uses_our_kernels()
+# The skip reasons: what is missing where a test does not apply.
+NOT_OURS = ("our XLA kernels do not run here: the library was built without them "
+            "(tf_scatter_ops.built_with_xla() is False) or a GPU is visible")
+NOT_LOWERED = "our XLA kernels run here: the lowering to TensorFlow's ops is not used"
 TENSOR_OPS = ("tensor_scatter_nd_update", "tensor_scatter_nd_add", "tensor_scatter_nd_sub",
               "tensor_scatter_nd_min", "tensor_scatter_nd_max")
 # XLA has no strings.
@@ -71,7 +75,7 @@ def test_builds_for_tensorflow_2_21_have_xla_kernels():
     """`make install` installs the headers the XLA kernels need: a build
     against TensorFlow 2.21 or later without them would hide here."""
     if TF_VERSION < (2, 21):
-        pytest.skip("XLA kernels are built for TensorFlow 2.21 and later")
+        pytest.skip(f"TensorFlow {tf.__version__} is older than 2.21: no XLA kernels are built for it")
     assert _loader.built_with_xla()
     assert OURS == (not tf.config.list_physical_devices("GPU"))
 
@@ -82,7 +86,7 @@ def calls(text):
     return found | {op for op in ("scatter", "gather") if f" {op}(" in text}
 
 
-@pytest.mark.skipif(not OURS, reason="our XLA kernels do not apply here")
+@pytest.mark.skipif(not OURS, reason=NOT_OURS)
 def test_each_call_site_runs_xla_or_our_kernel(monkeypatch):
     """Small call sites run XLA's scatter or gather (checked by our index check
     with the default policy, not with IGNORE), large static ones our kernel;
@@ -140,7 +144,7 @@ def test_each_call_site_runs_xla_or_our_kernel(monkeypatch):
         jit(positional(tso.gather_nd))(*small[:2])
 
 
-@pytest.mark.skipif(not OURS, reason="our XLA kernels do not apply here")
+@pytest.mark.skipif(not OURS, reason=NOT_OURS)
 def test_our_kernel_updates_in_place_unless_its_input_outlives_it(monkeypatch):
     """A function's argument must survive the call: our kernel writes an
     output of its own (copying as it scatters). An intermediate or a loop
@@ -169,9 +173,10 @@ def test_jit_compile_matches_eager_for_every_dtype(op, ours, rng, monkeypatch, x
     duplicate additions: floats then compared with a tolerance; int16
     indices are widened for TensorFlow's scatters)."""
     if ours and not OURS:
-        pytest.skip("our XLA kernels do not apply here")
+        pytest.skip(NOT_OURS)
     if not ours and xla_path != "auto":
-        pytest.skip("the path is our kernels' choice")
+        pytest.skip("TF_SCATTER_OPS_XLA only picks among our kernels' paths: "
+                    "the lowered run needs only the xla_path=auto case")
     if not ours:
         monkeypatch.setattr(_calls, "xla_uses_our_kernels", lambda: False)
     shape = (6, 3)
@@ -259,7 +264,7 @@ def test_jit_compile_gradients_flow():
     np.testing.assert_allclose(grad(x), [20., 40., 6000.])
 
 
-@pytest.mark.skipif(not OURS, reason="TensorFlow's gradients apply under XLA here")
+@pytest.mark.skipif(not OURS, reason=NOT_OURS)
 def test_jit_compile_gradients_match_eager(rng, xla_path):
     """Our gradients in compiled code too: for update, only the winning
     duplicate gets gradient; for min/max, ties as eager."""
@@ -292,7 +297,7 @@ def test_jit_compile_gradients_match_eager(rng, xla_path):
     np.testing.assert_array_equal(jit(gather_grad)(t), gather_grad(t))
 
 
-@pytest.mark.skipif(not OURS, reason="XLA's rules apply here")
+@pytest.mark.skipif(not OURS, reason=NOT_OURS)
 def test_bad_indices_under_xla_follow_the_policy(xla_path):
     """The eager message, as an InternalError (XLA's class for a failed custom
     call); IGNORE as eager."""
@@ -314,7 +319,7 @@ def test_bad_indices_under_xla_follow_the_policy(xla_path):
         ref.assert_same(jit(f)(), f())
 
 
-@pytest.mark.skipif(not OURS, reason="XLA's rules apply here")
+@pytest.mark.skipif(not OURS, reason=NOT_OURS)
 def test_shape_errors_under_xla_are_the_eager_ones(xla_path):
     """Shapes unknown when the function is traced are checked when XLA
     compiles it, with the eager message."""
@@ -329,7 +334,7 @@ def test_shape_errors_under_xla_are_the_eager_ones(xla_path):
         f(t, i, u)
 
 
-@pytest.mark.skipif(OURS, reason="our kernels and policy apply here")
+@pytest.mark.skipif(OURS, reason=NOT_LOWERED)
 def test_documented_xla_bad_index_behaviour():
     t = tf.constant([1., 2., 3., 4.])
     update = jit(lambda: tso.tensor_scatter_nd_update(t, [[4], [0]], [9., 7.]))
@@ -346,7 +351,7 @@ def test_documented_xla_bad_index_behaviour():
         assert np.array_equal(got, zeros) or np.array_equal(got, clamped), got
 
 
-@pytest.mark.skipif(not OURS, reason="our XLA kernels do not apply here")
+@pytest.mark.skipif(not OURS, reason=NOT_OURS)
 def test_library_loaded_after_xla_has_compiled():
     """XLA's op registry takes no new ops once it has compiled a function; our
     kernels are registered on its CPU device directly, so a library imported

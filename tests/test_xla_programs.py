@@ -14,8 +14,10 @@ import tensorflow as tf
 import tf_scatter_ops as tso
 from tf_scatter_ops import ops
 
-pytestmark = pytest.mark.skipif(not ops.xla_uses_our_kernels(),
-                                reason="our XLA kernels do not apply here")
+pytestmark = pytest.mark.skipif(
+    not ops.xla_uses_our_kernels(),
+    reason="our XLA kernels do not run here: the library was built without them "
+           "(tf_scatter_ops.built_with_xla() is False) or a GPU is visible")
 
 
 @pytest.fixture(params=["auto", "ours", "xla"])

@@ -47,12 +47,12 @@ else
 fi
 
 # A built library carried here (make's .so): its CUDA calls must reach the
-# runtime linked inside it (tests/library_link.py). With TensorFlow
+# runtime linked inside it (tests/helpers/library_link.py). With TensorFlow
 # importable, the TensorFlow glue on this GPU (tests/test_gpu.py).
 so=tf_scatter_ops/_tf_scatter_ops.so
 if [[ -f $so ]]; then
   echo "== library link"
-  python3 tests/library_link.py "$so" | tee "$out/link.txt"
+  python3 tests/helpers/library_link.py "$so" | tee "$out/link.txt"
   [[ ${PIPESTATUS[0]} == 0 ]] || status=1
 fi
 if [[ -f $so ]] && python3 -c "import tensorflow" 2>/dev/null; then

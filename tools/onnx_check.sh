@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The export's ONNX target, checked the way a user would: the models of
-# tests/export_models.py, saved with the plugin and rewritten by
+# tests/helpers/export_models.py, saved with the plugin and rewritten by
 # `python -m tf_scatter_ops.export`, converted by tf2onnx and run by
 # onnxruntime in a venv of their own (build/onnx-venv: the TensorFlow of
 # .venv, tf2onnx, onnxruntime), so the converters pin nothing in .venv.
@@ -20,8 +20,8 @@ if [ "$(cat "$venv/.installed" 2>/dev/null)" != "$want" ]; then
 fi
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-PYTHONPATH=$root:$root/tests TF_CPP_MIN_LOG_LEVEL=3 .venv/bin/python tests/export_models.py "$out/models" 2>/dev/null
-result=$(cd "$out" && TF_CPP_MIN_LOG_LEVEL=3 "$venv/bin/python" "$root/tests/export_check.py" "$out/models" onnx 2>"$out/stderr" | tail -1) || {
+PYTHONPATH=$root:$root/tests/helpers TF_CPP_MIN_LOG_LEVEL=3 .venv/bin/python tests/helpers/export_models.py "$out/models" 2>/dev/null
+result=$(cd "$out" && TF_CPP_MIN_LOG_LEVEL=3 "$venv/bin/python" "$root/tests/helpers/export_check.py" "$out/models" onnx 2>"$out/stderr" | tail -1) || {
   tail -20 "$out/stderr" >&2; exit 1; }
 echo "ONNX (tf2onnx 1.17.0, opset 18, onnxruntime 1.32.0): $result"
 python3 -c '

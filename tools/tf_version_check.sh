@@ -34,7 +34,7 @@ fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cp -r tests "$tmp/"
-printf '[pytest]\npythonpath = tests\nmarkers =\n    slow: large or long tests\n    gpu: needs a GPU\n' > "$tmp/pytest.ini"
+printf '[pytest]\npythonpath = tests tests/helpers\nmarkers =\n    slow: large or long tests\n    gpu: needs a GPU\n' > "$tmp/pytest.ini"
 files=$(for f in $QUICK_TESTS; do echo "tests/$f"; done)
 # Every failure's line, not only the last ones: CI's log keeps the tail.
 (cd "$tmp" && TF_CPP_MIN_LOG_LEVEL=3 "$python" -m pytest -q -rfE -p no:cacheprovider $files 2>&1 \

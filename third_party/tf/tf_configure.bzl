@@ -80,7 +80,7 @@ def _cuda_configure_impl(ctx):
 cc_library(
     name = "cudart_static",
     srcs = ["lib/libcudart_static.a"],
-    # kept out of the library's exports (tests/library_link.py)
+    # kept out of the library's exports (tests/helpers/library_link.py)
     linkopts = ["-Wl,--exclude-libs,libcudart_static.a", "-ldl", "-lpthread", "-lrt"],
 )
 """

@@ -3,7 +3,7 @@ under tf.distribute.MirroredStrategy over two logical CPUs. Used by
 tests/test_sparse_training.py, which runs it in a child process (logical
 devices must be configured before TensorFlow initialises its devices):
 
-    python tests/sparse_training_worker.py OUT.json
+    python tests/helpers/sparse_training_worker.py OUT.json
 
 Every check is recorded separately in OUT.json as {"value": ...} or, when it
 raised, {"error": exception type, "message": ...}, so that one failing check

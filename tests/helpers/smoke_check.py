@@ -66,7 +66,7 @@ def main(argv=None):
         assert path == os.path.abspath(args.library), path
     if args.installed:
         import importlib.metadata
-        source_tree = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        source_tree = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
         assert "site-packages" in tso.__file__, tso.__file__
         assert not os.path.abspath(tso.__file__).startswith(source_tree + os.sep + "tf_scatter_ops")
         requires = importlib.metadata.requires("tf-scatter-ops")

@@ -3,7 +3,7 @@ tf_scatter_ops, saved as SavedModels (with the plugin's ops), rewritten by
 `python -m tf_scatter_ops.export`, and run where the plugin is not installed
 (stock TensorFlow, TFLite's interpreter, onnxruntime).
 
-    python tests/export_models.py OUT    # writes OUT/<model>/{original,export}
+    python tests/helpers/export_models.py OUT    # writes OUT/<model>/{original,export}
                                          # and OUT/<model>/io.npz (inputs, outputs)
 
 Each model: (a tf.Module or Keras model, its sample inputs, the targets it

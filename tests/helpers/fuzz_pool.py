@@ -1,4 +1,4 @@
-"""A pool of persistent worker processes (tests/fuzz_worker.py --worker),
+"""A pool of persistent worker processes (tests/helpers/fuzz_worker.py --worker),
 one per core by default: the parent sends each a case spec (one JSON line)
 and reads its answer (one JSON line). A worker that dies (a signal, an exit)
 or does not answer in time fails that case only: the case is recorded as a
@@ -15,7 +15,7 @@ import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
+ROOT = os.path.dirname(os.path.dirname(HERE))  # tests/helpers/..
 WORKER = os.path.join(HERE, "fuzz_worker.py")
 START_TIMEOUT_S = 300
 

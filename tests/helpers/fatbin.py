@@ -64,7 +64,8 @@ def archs(data):
 def default_archs(nvcc="nvcc"):
     """What a default build with this nvcc carries: tools/cuda_archs.sh's
     flags without $TFSO_CUDA_ARCHS, in archs()'s order."""
-    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools", "cuda_archs.sh")
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools",
+                          "cuda_archs.sh")
     env = {k: v for k, v in os.environ.items() if k != "TFSO_CUDA_ARCHS"}
     flags = subprocess.run([script, nvcc], env=env, check=True, capture_output=True, text=True).stdout
     codes = set()

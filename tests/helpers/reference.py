@@ -102,16 +102,23 @@ def clip(indices, shape):
     return idx.astype(np.asarray(indices).dtype)
 
 
+# FILL's default fill_value for a gather, per dtype, as docs/out-of-bounds.md
+# promises it (JAX's defaults): NaN for floating and complex dtypes (JAX's
+# NaN of a complex dtype is NaN + 0j), the lowest value of a signed integer
+# dtype, the highest of an unsigned one, True for bool, an empty string for
+# strings. Written out, not computed from the product's rule.
+FILL_DEFAULTS = {
+    "bfloat16": np.nan, "float16": np.nan, "float32": np.nan, "float64": np.nan,
+    "complex64": complex(np.nan, 0.0), "complex128": complex(np.nan, 0.0),
+    "int8": -128, "int16": -32768, "int32": -2147483648, "int64": -9223372036854775808,
+    "uint8": 255, "uint16": 65535, "uint32": 4294967295, "uint64": 18446744073709551615,
+    "bool": True, "string": b"",
+}
+
+
 def fill_value(dtype):
-    """FILL's default for a gather (JAX's rule)."""
-    if dtype.is_floating or dtype.is_complex:
-        return np.nan
-    if dtype == tf.bool:
-        return True
-    if dtype == tf.string:
-        return b""
-    info = np.iinfo(dtype.as_numpy_dtype)
-    return info.max if dtype.is_unsigned else info.min
+    """FILL's default for a gather of `dtype` (FILL_DEFAULTS)."""
+    return FILL_DEFAULTS[tf.as_dtype(dtype).name]
 
 
 def fill(gathered, indices, shape, value):

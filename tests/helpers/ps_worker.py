@@ -1,8 +1,8 @@
 """Embedding training whose table lives on a parameter server, updated in
 place by the plugin's ops; used by tests/test_parameter_server.py:
 
-    python tests/ps_worker.py single OUT.json
-    python tests/ps_worker.py ps OUT.json CHIEF_PORT WORKER0_PORT WORKER1_PORT PS0_PORT PS1_PORT
+    python tests/helpers/ps_worker.py single OUT.json
+    python tests/helpers/ps_worker.py ps OUT.json CHIEF_PORT WORKER0_PORT WORKER1_PORT PS0_PORT PS1_PORT
 
 `ps` starts an in-process cluster on 127.0.0.1 (2 workers and 2 PS as
 tf.distribute.Server objects in this process, the chief being this process's

@@ -1,8 +1,8 @@
-"""Runs the exported models of tests/export_models.py where the plugin is
+"""Runs the exported models of tests/helpers/export_models.py where the plugin is
 not installed, and compares them with the originals' outputs (io.npz):
 
-    python tests/export_check.py OUT tensorflow tflite   # stock TensorFlow, TFLite
-    python tests/export_check.py OUT onnx                # tf2onnx + onnxruntime
+    python tests/helpers/export_check.py OUT tensorflow tflite   # stock TensorFlow, TFLite
+    python tests/helpers/export_check.py OUT onnx                # tf2onnx + onnxruntime
 
 It never imports tf_scatter_ops (it fails if anything did). Prints one JSON
 line: {model: {target: "equal" | "close <max difference>" | "FAILED: why"}}

@@ -1,6 +1,6 @@
 """The differential fuzzer's case specs: small JSON-able dicts that say what
 to call (op, kind, mode, policy, dtypes, shapes, promises, a hostile size)
-and the seed from which tests/fuzz_worker.py builds the arrays.
+and the seed from which tests/helpers/fuzz_worker.py builds the arrays.
 
 The ops come from the op table (tf_scatter_ops/_base/table.py's OPS), one generator
 per row.kind (GENERATORS), so a new row is fuzzed without editing this file;
@@ -368,7 +368,8 @@ def make_specs(all_targets, per_op, seed, hostile="all", large_per_op=1):
     for t in all_targets:
         if t.kind not in GENERATORS:
             raise KeyError(f"no fuzz generator for kind {t.kind!r} (op {t.op}): add one to "
-                           "tests/fuzz_cases.py GENERATORS and a runner to tests/fuzz_worker.py")
+                           "tests/helpers/fuzz_cases.py GENERATORS and a runner to "
+                           "tests/helpers/fuzz_worker.py")
         rng = np.random.default_rng(op_seed(seed, t.op))
         gen = GENERATORS[t.kind]
         count = per_op * t.weight

@@ -2,7 +2,7 @@
 under MirroredStrategy (two logical CPUs) or under MultiWorkerMirroredStrategy
 (one worker of two; TF_CONFIG says which). Used by tests/test_distribute.py:
 
-    python tests/distribute_worker.py single|mirrored|multiworker OUT.json
+    python tests/helpers/distribute_worker.py single|mirrored|multiworker OUT.json
 """
 
 import json

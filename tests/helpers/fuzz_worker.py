@@ -1,15 +1,15 @@
-"""The differential fuzzer's worker: runs case specs (tests/fuzz_cases.py)
-against the plugin, the NumPy references below (tests/reference.py for the
+"""The differential fuzzer's worker: runs case specs (tests/helpers/fuzz_cases.py)
+against the plugin, the NumPy references below (tests/helpers/reference.py for the
 scatters and gathers) and, where the op has a TensorFlow equivalent with the
 same semantics and a CPU kernel, stock TensorFlow.
 
-    python tests/fuzz_worker.py --worker           # the pool's protocol (stdin/stdout JSON lines)
-    python tests/fuzz_worker.py --replay '<spec>'  # one spec, verbose; exit status 1 if it fails
+    python tests/helpers/fuzz_worker.py --worker           # the pool's protocol (stdin/stdout JSON lines)
+    python tests/helpers/fuzz_worker.py --replay '<spec>'  # one spec, verbose; exit status 1 if it fails
 
 Each spec is answered with one JSON line: {"status": "pass" | "fail",
 "tf": checked against TensorFlow, "error_path": an error was expected,
 "detail": why it failed}. A crash of this process is the parent's to record
-(tests/fuzz_pool.py).
+(tests/helpers/fuzz_pool.py).
 
 What is compared, per kind (the rules are the docs': docs/api.md's differences
 from TensorFlow, docs/out-of-bounds.md, docs/xla.md, docs/segments.md):
@@ -37,7 +37,7 @@ import time
 import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
+ROOT = os.path.dirname(os.path.dirname(HERE))  # tests/helpers/..
 for _p in (ROOT, HERE):
     if _p not in sys.path:
         sys.path.insert(0, _p)
