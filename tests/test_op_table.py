@@ -11,7 +11,7 @@ from tensorflow.python.framework import ops as tf_ops
 
 import tf_scatter_ops as tso
 from tf_scatter_ops import ops, patch, variables
-from tf_scatter_ops._dispatch import context as _calls
+from tf_scatter_ops._dispatch import ours as _ours
 from tf_scatter_ops._base import library as _loader
 from tf_scatter_ops._base import table as _table
 
@@ -100,7 +100,7 @@ def test_every_op_of_the_library_is_in_the_table():
     table's ops and their variable ops, no more, no fewer."""
     library = {name for name in dir(_loader.load())
                if name.startswith("tf_scatter_") and not name.endswith("_eager_fallback")}
-    made = {_calls.function_name(op) for row in _table.OPS for op, _ in every_op(row)}
+    made = {_ours.function_name(op) for row in _table.OPS for op, _ in every_op(row)}
     assert library == made
 
 
@@ -158,10 +158,10 @@ def test_python_lists_are_the_rows():
     # alone could not fail
     variable_scatters = {"scatter_nd_update", "scatter_nd_add", "scatter_nd_sub",
                          "scatter_nd_min", "scatter_nd_max"}
-    assert set(variables._OPS) == variable_scatters
+    assert set(variables.TENSOR_OPS) == variable_scatters
     assert set(_table.VARIABLE_SCATTERS) == variable_scatters
     assert set(patch._METHODS) == variable_scatters
-    for name in variables._OPS:
+    for name in variables.TENSOR_OPS:
         assert callable(getattr(tso, name)), name
 
 
