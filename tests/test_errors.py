@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from tf_scatter_ops._base.table import TENSOR_SCATTERS
+from table_rows import TENSOR_SCATTERS
 import tf_scatter_ops as tso
 from tf_scatter_ops._base import library as _loader
 

@@ -52,6 +52,7 @@ import pytest
 
 import tf_scatter_ops as tso
 from tf_scatter_ops._base import table as _table
+import table_rows
 import fuzz_cases as fc
 import fuzz_pool
 
@@ -188,7 +189,7 @@ def test_every_kind_has_a_generator_and_a_runner():
     ops = {t.op for t in ALL_TARGETS}
     assert {row.py for row in _table.OPS} <= ops
     assert {"unsorted_segment_mean", "unsorted_segment_sqrt_n"} <= ops
-    assert {row.py + "_csr" for row in _table.SORTED_SEGMENTS} <= ops
+    assert {row.py + "_csr" for row in table_rows.SORTED_SEGMENTS} <= ops
 
 
 def test_specs_are_json_and_reproducible():

@@ -8,7 +8,8 @@ import tensorflow as tf
 
 import tf_scatter_ops as tso
 from tf_scatter_ops._base import table as _table
-from tf_scatter_ops._base.table import SCATTER_GATHER
+import table_rows
+from table_rows import SCATTER_GATHER
 from tf_scatter_ops.ops import DTYPES
 import reference as ref
 
@@ -137,7 +138,7 @@ def _segment_args(op, dtype, rng, n=3000, slice_=(5,)):
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("op,dtype", [(r.py, d) for r in _table.OPS
-                                      if r.kind in _table.SEGMENT_KINDS
+                                      if r.kind in table_rows.SEGMENT_KINDS
                                       for d in _segment_gpu_dtypes(r.py)],
                          ids=lambda v: getattr(v, "name", v))
 def test_gpu_segments_equal_cpu_bitwise(op, dtype, rng):
@@ -221,7 +222,7 @@ def test_gpu_groupwise_errors_name_the_first_bad_id():
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("op,dtype", [(r.py, d) for r in _table.ARG_REDUCTIONS
+@pytest.mark.parametrize("op,dtype", [(r.py, d) for r in table_rows.ARG_REDUCTIONS
                                       for d in GPU_DTYPES[r.py]],
                          ids=lambda v: getattr(v, "name", v))
 def test_gpu_arg_reductions_equal_cpu_bitwise(op, dtype, rng):

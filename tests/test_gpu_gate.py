@@ -21,7 +21,8 @@ from tf_scatter_ops import gpu
 from tf_scatter_ops._base import library as _loader
 from tf_scatter_ops._base import stamp as _stamp
 from tf_scatter_ops._base import table as _table
-from tf_scatter_ops._base.table import OP_TYPES as OP_NAMES
+from table_rows import OP_TYPES as OP_NAMES
+import gpu_gate_facts
 from tf_scatter_ops.ops import DTYPES
 from ecosystem_util import python_env, run_python
 
@@ -35,7 +36,7 @@ def device(capability, name="", uuid=""):
 
 
 def decide(devices=(), **facts):
-    return gpu.decide({**BUILD, **NVML, "devices": list(devices), **facts})
+    return gpu_gate_facts.decide({**BUILD, **NVML, "devices": list(devices), **facts})
 
 
 def test_a_supported_gpu_runs_its_own_sass():
@@ -57,7 +58,7 @@ def test_every_gpu_from_turing_on_has_sass(capability, code):
 
 
 def test_the_default_list_is_the_architectures_here():
-    assert gpu.decide({**BUILD, **NVML, "devices": []})["library_archs"] == FULL
+    assert gpu_gate_facts.decide({**BUILD, **NVML, "devices": []})["library_archs"] == FULL
 
 
 @pytest.mark.parametrize("capability", ["7.0", "6.1", "11.0"])
@@ -154,7 +155,7 @@ def test_no_gpu_steps_aside_quietly():
 
 
 def test_no_driver_steps_aside_quietly():
-    d = gpu.decide({**BUILD, "driver_source": None, "devices": []})
+    d = gpu_gate_facts.decide({**BUILD, "driver_source": None, "devices": []})
     assert not d["registered"] and not d["warn"] and d["driver"] is None
     assert d["why"].startswith("no NVIDIA driver")
 
@@ -167,7 +168,7 @@ def test_the_driver_api_applies_cuda_visible_devices_itself():
 
 
 def test_a_build_without_gpu_kernels_registers_none():
-    d = gpu.decide({"built_with_gpu": False, "devices": [device("9.0")], **NVML})
+    d = gpu_gate_facts.decide({"built_with_gpu": False, "devices": [device("9.0")], **NVML})
     assert not d["registered"] and not d["warn"]
     assert "no GPU kernels" in d["why"]
 
@@ -188,7 +189,7 @@ def gpu_kernels_registered():
 
 def test_this_process_registered_what_its_gate_decided():
     status = tso.gpu_status()
-    assert status["built_with_gpu"] == _stamp.built_with_gpu(_loader.loaded_path())
+    assert status["built_with_gpu"] == _stamp.built_with(_loader.loaded_path(), "GPU")
     assert gpu_kernels_registered() == status["registered"]
     if not tf.config.list_physical_devices("GPU") and status["driver_source"] is None:
         assert not status["registered"] and not status["warn"]
@@ -231,7 +232,8 @@ import json
 import tensorflow as tf
 from tensorflow.python.framework import kernels
 import tf_scatter_ops as tso
-from tf_scatter_ops._base.table import OP_TYPES
+from tf_scatter_ops._base.table import OPS
+OP_TYPES = {row.py: row.op for row in OPS}
 found = {}
 for op, raw in OP_TYPES.items():
     attr = "Tparams" if op == "gather_nd" else "T"

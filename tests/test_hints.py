@@ -20,11 +20,12 @@ import tensorflow as tf
 import tf_scatter_ops as tso
 from tf_scatter_ops._dispatch import context as _calls
 from tf_scatter_ops._base import table as _table
+import table_rows
 from ecosystem_util import traced_op_types
 import reference as ref
 
 IAE = tf.errors.InvalidArgumentError
-SCATTERS = [row.py for row in _table.TENSOR_SCATTERS]
+SCATTERS = [row.py for row in table_rows.TENSOR_SCATTERS]
 
 
 def _rows(rng, nslots, n, sorted_, unique, depth=1, dims=None):

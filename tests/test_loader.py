@@ -35,7 +35,8 @@ def test_import_registers_the_ops():
         from tensorflow.python.framework import op_def_registry
         assert op_def_registry.get("TfScatter>ScatterNd") is None
         import tf_scatter_ops
-        from tf_scatter_ops._base.table import OP_TYPES
+        from tf_scatter_ops._base.table import OPS
+        OP_TYPES = {row.py: row.op for row in OPS}
         for op in OP_TYPES.values():
             assert op_def_registry.get("TfScatter>" + op) is not None, op
         print("ok")
@@ -96,13 +97,14 @@ def test_python_dtype_lists_equal_the_registered_op_defs():
     from tensorflow.python.framework import op_def_registry
     from tf_scatter_ops import ops
     from tf_scatter_ops._base import table as _table
+    import table_rows
 
     def allowed(op_type, attr):
         op_def = op_def_registry.get("TfScatter>" + op_type)
         values = next(a for a in op_def.attr if a.name == attr).allowed_values.list.type
         return {tf.as_dtype(t) for t in values}
 
-    for name, op_type in _table.OP_TYPES.items():
+    for name, op_type in table_rows.OP_TYPES.items():
         value_attr = "Tparams" if name == "gather_nd" else "T"
         assert allowed(op_type, value_attr) == set(ops.DTYPES[name]), name
         index_attrs = ("Tidx", "Tsegmentids") if name.startswith("sparse_segment") else ("Tindices",)

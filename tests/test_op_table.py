@@ -14,6 +14,7 @@ from tf_scatter_ops import ops, patch, variables
 from tf_scatter_ops._dispatch import ours as _ours
 from tf_scatter_ops._base import library as _loader
 from tf_scatter_ops._base import table as _table
+import table_rows
 
 VALUE_ATTR = {"ScatterNd": "T", "TensorScatter": "T", "GatherNd": "Tparams", "UnsortedSegment": "T",
               "SortedSegment": "T", "SparseSegment": "T", "Groupwise": "T", "ArgScatter": "T",
@@ -125,7 +126,7 @@ def test_every_scatter_and_gather_row_has_an_xla_kernel():
     for row in _table.OPS:
         devices = {k.device_type for k in
                    kernels.get_registered_kernels_for_op("TfScatter>" + row.op).kernel}
-        assert ("XLA_CPU_JIT" in devices) == (row in _table.SCATTER_GATHER), row.op
+        assert ("XLA_CPU_JIT" in devices) == (row in table_rows.SCATTER_GATHER), row.op
 
 
 def test_python_lists_are_the_rows():
@@ -149,7 +150,7 @@ def test_python_lists_are_the_rows():
             assert patch._V1[row.alias] is getattr(ops, row.py)
         if row.kind == "SparseSegment":
             assert patch._SPARSE[row.py[len("sparse_"):]] is getattr(tso, row.py)
-        elif row.kind in _table.SEGMENT_KINDS:
+        elif row.kind in table_rows.SEGMENT_KINDS:
             assert patch._MATH[row.py] is getattr(tso, row.py)
         else:
             assert patch._V2[row.py] is getattr(ops, row.py)

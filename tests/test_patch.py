@@ -15,6 +15,7 @@ from tensorflow.python.ops import ref_variable, resource_variable_ops
 import tf_scatter_ops as tso
 from tf_scatter_ops import patch
 from tf_scatter_ops._base import table as _table
+import table_rows
 import ecosystem_util
 import reference as ref
 
@@ -123,17 +124,17 @@ def _v1_segment_case(ns, name):
     if name.startswith("unsorted_"):
         inputs = (_DATA, np.array([2, 0, 2, -1, 1, 2], np.int32))
         specs = (tf.TensorSpec([None, 2]), tf.TensorSpec([None], tf.int32))
-        py = name if name in _table.OP_TYPES else "unsorted_segment_sum"  # mean, sqrt_n
+        py = name if name in table_rows.OP_TYPES else "unsorted_segment_sum"  # mean, sqrt_n
         bind = lambda f: (lambda d, i: f(d, i, 4))  # noqa: E731
-        return inputs, specs, bind, "TfScatter>" + _table.OP_TYPES[py]
+        return inputs, specs, bind, "TfScatter>" + table_rows.OP_TYPES[py]
     if name.startswith("sparse_") or ns == "tf.compat.v1.sparse":
         inputs = (_DATA, np.array([5, 0, 2, 2, 4], np.int32), np.array([0, 0, 2, 2, 3], np.int32))
         specs = (tf.TensorSpec([None, 2]),) + (tf.TensorSpec([None], tf.int32),) * 2
         py = name if name.startswith("sparse_") else "sparse_" + name
-        return inputs, specs, lambda f: f, "TfScatter>" + _table.OP_TYPES[py]
+        return inputs, specs, lambda f: f, "TfScatter>" + table_rows.OP_TYPES[py]
     inputs = (_DATA, np.array([0, 0, 1, 1, 1, 3], np.int32))
     specs = (tf.TensorSpec([None, 2]), tf.TensorSpec([None], tf.int32))
-    return inputs, specs, lambda f: f, "TfScatter>" + _table.OP_TYPES[name]
+    return inputs, specs, lambda f: f, "TfScatter>" + table_rows.OP_TYPES[name]
 
 
 @pytest.mark.parametrize("ns,name", V1_SEGMENT_NAMES)
@@ -269,7 +270,7 @@ def test_patched_v1_sparse_segments_keep_v1s_positional_order(fn):
     _, expected, expected_out, expected_grad = run()
     with tso.patched():
         graph, got, out, grad = run()
-    op = "TfScatter>" + _table.OP_TYPES["sparse_" + name.replace("sparse_", "")]
+    op = "TfScatter>" + table_rows.OP_TYPES["sparse_" + name.replace("sparse_", "")]
     assert any(o.type == op and o.name.startswith("mine") for o in graph.get_operations()), \
         [(o.name, o.type) for o in graph.get_operations()]
     assert got.shape == (5, 2)  # num_segments, the fifth argument

@@ -12,7 +12,7 @@ import tensorflow as tf
 from tensorflow.core.protobuf import saved_model_pb2
 
 import tf_scatter_ops as tso
-from tf_scatter_ops._base.table import SCATTER_GATHER
+from table_rows import SCATTER_GATHER
 from ecosystem_util import run_python
 
 F = tf.TensorSpec([None, None], tf.float32)

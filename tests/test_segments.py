@@ -8,7 +8,7 @@ import pytest
 import tensorflow as tf
 
 import tf_scatter_ops as tso
-from tf_scatter_ops._base.table import SEGMENTS
+from table_rows import SEGMENTS
 from tf_scatter_ops.ops import DTYPES
 import reference as ref
 

@@ -13,7 +13,8 @@ import pytest
 import tensorflow as tf
 
 import tf_scatter_ops as tso
-from tf_scatter_ops._base.table import SORTED_SEGMENTS, SPARSE_SEGMENTS
+from tf_scatter_ops._base.table import SPARSE_SEGMENTS
+from table_rows import SORTED_SEGMENTS
 from tf_scatter_ops.ops import DTYPES
 import reference as ref
 

@@ -7,7 +7,7 @@ import concurrent.futures
 import numpy as np
 import tensorflow as tf
 
-from tf_scatter_ops._base.table import TENSOR_SCATTERS
+from table_rows import TENSOR_SCATTERS
 import tf_scatter_ops as tso
 import reference as ref
 

@@ -40,5 +40,5 @@ files=$(for f in $QUICK_TESTS; do echo "tests/$f"; done)
 (cd "$tmp" && TF_CPP_MIN_LOG_LEVEL=3 "$python" -m pytest -q -rfE -p no:cacheprovider $files 2>&1 \
   | grep -E '^(FAILED|ERROR) |[0-9]+ (passed|failed)')
 installed=$(cd "$tmp" && TF_CPP_MIN_LOG_LEVEL=3 "$python" -c \
-  'import tf_scatter_ops as t, tensorflow as tf; print(tf.__version__, t._loader.loaded_path(), "gpu" if t.built_with_gpu() else "cpu")' 2>/dev/null | tail -1)
+  'import tf_scatter_ops as t, tensorflow as tf; print(tf.__version__, t._base.library.loaded_path(), "gpu" if t.built_with_gpu() else "cpu")' 2>/dev/null | tail -1)
 echo "$dist $version: built, installed alone and tested in $(( $(date +%s) - start )) s ($installed)"

@@ -19,7 +19,3 @@ def built_with(path, part):
     with open(path, "rb") as f:
         return b"TF_SCATTER_OPS_%s=1;" % part.encode() in f.read()
 
-
-def built_with_gpu(path):
-    """Whether the library at `path` contains the GPU kernels."""
-    return built_with(path, "GPU")

@@ -49,28 +49,20 @@ library.load()
 OPS = _rows()
 BY_PY = {row.py: row for row in OPS}
 BY_OP = {row.op: row for row in OPS}  # op type (after TfScatter>) -> row
-OP_TYPES = {row.py: row.op for row in OPS}  # Python name -> our op type
-TENSOR_SCATTERS = tuple(row for row in OPS if row.kind == "TensorScatter")
-SEGMENT_KINDS = ("UnsortedSegment", "SortedSegment", "SparseSegment")
-SEGMENTS = tuple(row for row in OPS if row.kind == "UnsortedSegment")
-SORTED_SEGMENTS = tuple(row for row in OPS if row.kind == "SortedSegment")
 SPARSE_SEGMENTS = tuple(row for row in OPS if row.kind == "SparseSegment")
-SCATTER_GATHER = tuple(row for row in OPS if row.kind in ("ScatterNd", "TensorScatter", "GatherNd"))
 # The functions of each segment's rows (segment_softmax, ...), which
 # TensorFlow does not have; each also has a fused gradient op, <op>Grad.
 GROUPWISE = tuple(row for row in OPS if row.kind == "Groupwise")
-# The maxima and minima with the positions of the rows that hold them
-# (tensor_scatter_nd_max_with_argmax, ...): two outputs.
-ARG_REDUCTIONS = tuple(row for row in OPS if row.kind in ("ArgScatter", "ArgSegment"))
 # Where TensorFlow has each function, (module under tf, its name there):
 # tf.math.segment_sum, tf.sparse.segment_sum (sparse_segment_sum), tf.gather_nd.
 NAMESPACE = {row.py: ("sparse", sys.intern(row.py[len("sparse_"):])) if row.kind == "SparseSegment"
-             else ("math", row.py) if row.kind in SEGMENT_KINDS else ("", row.py)
+             else ("math", row.py) if row.kind in ("UnsortedSegment", "SortedSegment")
+             else ("", row.py)
              for row in OPS if row.tf}
 # The in-place variable functions (scatter_nd_add, ...), from the rows that
 # have variable ops: Python name -> the row.
 VARIABLE_SCATTERS = {sys.intern(snake(row.variable)): row
-                     for row in TENSOR_SCATTERS if row.variable}
+                     for row in OPS if row.kind == "TensorScatter" and row.variable}
 
 
 def identity(reducer, dtype):
