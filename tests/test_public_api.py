@@ -116,3 +116,10 @@ def test_example_prints_what_it_says(name):
             tso.unpatch()
     assert result.attempted, name
     assert result.failed == 0, out.getvalue()
+
+
+def test_the_public_names_are_exactly_the_api():
+    """What `dir(tso)` shows without a leading underscore is `__all__`: no
+    defining module, helper or test hook besides."""
+    extra = sorted(n for n in dir(tso) if not n.startswith("_") and n not in tso.__all__)
+    assert extra == [], extra

@@ -106,6 +106,10 @@ from tf_scatter_ops.variables import (
 _load()  # registers the TfScatter> ops at import, not on first use
 _gpu.warn_if_stepped_aside()
 
+# The modules that define the functions are not names of the API (their
+# functions above are); `from tf_scatter_ops import ops` still imports one.
+del argminmax, csr, gpu, gradients, groupwise, ops, patch, segments, variables  # noqa: F821
+
 if _importlib_util.find_spec("keras") is not None:  # Keras is optional
     # the Keras layers and optimizers, registered for keras.models.load_model
     from tf_scatter_ops import keras
