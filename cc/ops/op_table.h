@@ -14,8 +14,9 @@
 //             TensorScatter (a copy of `tensor`, then the updates: kCopy, or
 //             in place when TensorFlow forwards the buffer), GatherNd, or
 //             UnsortedSegment (segment ids as depth-1 indices into
-//             [num_segments, slice]: zeros for a sum, else the reduction's
-//             identity, then the rows; negative ids dropped),
+//             [num_segments, slice]: TensorFlow's value for an empty
+//             segment, UnsortedSegmentEmpty in common/reducers.h, then the
+//             rows; negative ids dropped),
 //             SortedSegment, SparseSegment, or Groupwise (a function of each
 //             unsorted segment's rows, common/groupwise.h: REDUCER is the
 //             function; the row also registers its fused gradient

@@ -6,15 +6,16 @@
 // their ids with the row's reducer, in row order, on the same parallel
 // strategies as the scatters. What differs from a scatter:
 //
-// - the output starts at the reduction's identity (TensorFlow's values for
-//   an empty segment: 0, 1 for prod, lowest() for max, highest() for min);
+// - the output starts at TensorFlow's value for an empty segment
+//   (UnsortedSegmentEmpty, common/reducers.h: lowest() for max, not -inf);
 // - negative ids are dropped, as TensorFlow drops them, whatever the policy;
 //   an id >= num_segments is TensorFlow's error naming the first one, unless
 //   "IGNORE" (then dropped too).
 //
 // Sorted (segment_*, sparse_segment_*): the ids are validated into runs
 // (SortedRuns, SparseRuns) and each run reduced by the sorted core
-// (cpu/segment_cpu.h), with TensorFlow's errors for ids that are not sorted;
+// (cpu/segment_cpu.h, cuda/segment_gpu.h; an empty segment holds
+// SortedSegmentEmpty), with TensorFlow's errors for ids that are not sorted;
 // "IGNORE" drops the ids out of range (negative ones, or for sparse_segment_*
 // ids >= num_segments and indices out of data's rows) instead of failing.
 #ifndef TF_SCATTER_OPS_CC_KERNELS_TF_SEGMENT_KERNELS_H_
@@ -38,20 +39,6 @@
 #include "tensorflow/core/framework/tensor_shape.h"
 
 namespace tf_scatter_ops {
-
-// What an empty segment holds.
-template <typename T, typename Op>
-T SegmentIdentity() {
-  if constexpr (std::is_same<Op, MulOp>::value) {
-    return T(1);
-  } else if constexpr (std::is_same<Op, SegmentMaxOp>::value) {
-    return Eigen::NumTraits<T>::lowest();
-  } else if constexpr (std::is_same<Op, SegmentMinOp>::value) {
-    return Eigen::NumTraits<T>::highest();
-  } else {
-    return T(0);
-  }
-}
 
 // The first id >= num_segments from row `from` on, as TensorFlow's error;
 // OK if there is none (the core's bad rows from `from` on were negative).
@@ -210,9 +197,9 @@ class SortedSegmentOp : public PolicyKernel {
     Tensor* out = nullptr;
     OP_REQUIRES_OK(c, c->allocate_output(0, shape, &out));
     if (out->NumElements() == 0) return;
-    const T gap = std::is_same<Op, MulOp>::value ? T(1) : T(0);
     OP_REQUIRES_OK(c, (Backend::template Sorted<T, Op, Order::kIndex, T>(
-                          c, runs, data, nullptr, slice, nsegments, gap, out)));
+                          c, runs, data, nullptr, slice, nsegments, SortedSegmentEmpty<Op, T>(),
+                          out)));
   }
 };
 
@@ -257,7 +244,8 @@ class SparseSegmentOp : public PolicyKernel {
     OP_REQUIRES_OK(c, c->allocate_output(0, shape, &out));
     if (out->NumElements() == 0) return;
     OP_REQUIRES_OK(c, (Backend::template Sorted<T, Op, Order::kGroups8, SegmentAccumulator<T>>(
-                          c, runs, data, rows.data(), slice, nsegments, T(0), out)));
+                          c, runs, data, rows.data(), slice, nsegments,
+                          SortedSegmentEmpty<Op, T>(), out)));
   }
 };
 
@@ -273,7 +261,7 @@ struct CpuSegments {
     T* o = out->flat<T>().data();
     Init mode = Init::kZero;
     if constexpr (!std::is_same<Op, AddOp>::value) {
-      std::fill(o, o + out->NumElements(), SegmentIdentity<T, Op>());
+      std::fill(o, o + out->NumElements(), UnsortedSegmentEmpty<Op, T>());
       mode = Init::kInPlace;
     }
     TfScratch scratch(c);
@@ -318,8 +306,8 @@ struct GpuSegments {
     E* o = As<E>(out->flat<T>().data());
     Init mode = Init::kZero;
     if constexpr (!std::is_same<Op, AddOp>::value) {
-      const T identity = SegmentIdentity<T, Op>();
-      const char* error = gpu::Fill<E>(s.call.stream, o, out->NumElements(), BitCast<E>(identity));
+      const T empty = UnsortedSegmentEmpty<Op, T>();
+      const char* error = gpu::Fill<E>(s.call.stream, o, out->NumElements(), BitCast<E>(empty));
       if (error != nullptr) return GpuSegmentStatus(s, error, ids.shape());
       mode = Init::kInPlace;
     }
