@@ -132,25 +132,14 @@ Status ResourceGatherNdShape(InferenceContext* c) {
 }
 
 // unsorted_segment_*: data [ids.shape + slice], segment_ids, num_segments a
-// scalar; output [num_segments] + data.shape[ids.rank:] (TensorFlow's).
+// scalar (rules::UnsortedSegment); output [num_segments] +
+// data.shape[ids.rank:] (TensorFlow's).
 Status UnsortedSegmentShape(InferenceContext* c) {
-  ShapeHandle data = c->input(0), ids = c->input(1), num = c->input(2);
-  if (c->RankKnown(num) && c->Rank(num) != 0) {
-    return InvalidArgumentError(
-        StrCat("num_segments should be a scalar, not shape ", c->DebugString(num)));
-  }
+  ShapeHandle data = c->input(0), ids = c->input(1);
+  TF_RETURN_IF_ERROR(CheckUnsortedSegment(c, data, ids, c->input(2)));
   if (!c->RankKnown(data) || !c->RankKnown(ids)) {
     c->set_output(0, c->UnknownShape());
     return absl::OkStatus();
-  }
-  bool prefix = c->Rank(ids) <= c->Rank(data);
-  for (int d = 0; prefix && d < c->Rank(ids); ++d) {
-    ::tensorflow::shape_inference::DimensionHandle merged;
-    prefix = c->Merge(c->Dim(data, d), c->Dim(ids, d), &merged).ok();
-  }
-  if (!prefix) {
-    return InvalidArgumentError(messages::SegmentIdsNotPrefix(c->DebugString(data),
-                                                              c->DebugString(ids)));
   }
   ::tensorflow::shape_inference::DimensionHandle segments;
   TF_RETURN_IF_ERROR(c->MakeDimForScalarInput(2, &segments));
@@ -161,13 +150,11 @@ Status UnsortedSegmentShape(InferenceContext* c) {
   return absl::OkStatus();
 }
 
-// segment_*: data of rank >= 1, sorted 1-D ids; output [?] + data.shape[1:]
-// (its length is the last id + 1). As TensorFlow's, ids of another length
-// than data's dim 0 are the kernel's error, when the graph runs.
+// segment_*: data of rank >= 1, sorted 1-D ids (rules::SortedSegment);
+// output [?] + data.shape[1:] (its length is the last id + 1).
 Status SortedSegmentShape(InferenceContext* c) {
-  ShapeHandle data, ids, inner, output;
-  TF_RETURN_IF_ERROR(c->WithRankAtLeast(c->input(0), 1, &data));
-  TF_RETURN_IF_ERROR(c->WithRank(c->input(1), 1, &ids));
+  ShapeHandle data = c->input(0), inner, output;
+  TF_RETURN_IF_ERROR(CheckSortedSegment(c, data, c->input(1)));
   TF_RETURN_IF_ERROR(c->Subshape(data, 1, &inner));
   TF_RETURN_IF_ERROR(c->Concatenate(c->Vector(c->UnknownDim()), inner, &output));
   c->set_output(0, output);
@@ -175,25 +162,15 @@ Status SortedSegmentShape(InferenceContext* c) {
 }
 
 // sparse_segment_*: data of rank >= 1, 1-D indices and segment_ids of one
-// length, num_segments a scalar (< 0: the last id + 1, unknown here); output
-// [num_segments] + data.shape[1:].
+// length, num_segments a scalar (rules::SparseSegment; < 0: the last id + 1,
+// unknown here); output [num_segments] + data.shape[1:].
 Status SparseSegmentShape(InferenceContext* c) {
-  ShapeHandle data, indices, ids, num, inner, output;
-  TF_RETURN_IF_ERROR(c->WithRankAtLeast(c->input(0), 1, &data));
-  TF_RETURN_IF_ERROR(c->WithRank(c->input(1), 1, &indices));
-  TF_RETURN_IF_ERROR(c->WithRank(c->input(2), 1, &ids));
-  TF_RETURN_IF_ERROR(c->WithRank(c->input(3), 0, &num));
-  ::tensorflow::shape_inference::DimensionHandle n;
-  if (!c->Merge(c->Dim(indices, 0), c->Dim(ids, 0), &n).ok()) {
-    return InvalidArgumentError("segment_ids and indices should have same size.");
-  }
+  ShapeHandle data = c->input(0), inner, output;
+  TF_RETURN_IF_ERROR(CheckSparseSegment(c, data, c->input(1), c->input(2), c->input(3)));
   ::tensorflow::shape_inference::DimensionHandle segments = c->UnknownDim();
   const ::tensorflow::Tensor* known = c->input_tensor(3);
-  if (known != nullptr) {
-    const int64_t value = known->dtype() == ::tensorflow::DT_INT32
-                              ? known->scalar<int32_t>()()
-                              : known->scalar<int64_t>()();
-    if (value >= 0) segments = c->MakeDim(value);
+  if (known != nullptr && known->dims() == 0 && ScalarInt64(*known) >= 0) {
+    segments = c->MakeDim(ScalarInt64(*known));
   }
   TF_RETURN_IF_ERROR(c->Subshape(data, 1, &inner));
   TF_RETURN_IF_ERROR(c->Concatenate(c->Vector(segments), inner, &output));
@@ -211,14 +188,11 @@ Status GroupwiseShape(InferenceContext* c) {
 }
 
 // Its gradient (inputs data, the op's output y, y's gradient, segment_ids,
-// num_segments): the data's shape (y's and its gradient's are checked by the
-// kernel).
+// num_segments): data, its ids and num_segments as the op's; the data's shape
+// (y's and its gradient's are checked by the kernel).
 Status GroupwiseGradShape(InferenceContext* c) {
-  ShapeHandle data = c->input(0), num = c->input(4);
-  if (c->RankKnown(num) && c->Rank(num) != 0) {
-    return InvalidArgumentError(
-        StrCat("num_segments should be a scalar, not shape ", c->DebugString(num)));
-  }
+  ShapeHandle data = c->input(0);
+  TF_RETURN_IF_ERROR(CheckUnsortedSegment(c, data, c->input(3), c->input(4)));
   ShapeHandle unused;
   TF_RETURN_IF_ERROR(c->Merge(c->input(1), c->input(2), &unused));
   c->set_output(0, data);
