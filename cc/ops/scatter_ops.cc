@@ -30,6 +30,17 @@ std::string TypeAttr(const char* name, std::initializer_list<const char*> dtypes
 }
 #define TFSO_TYPES(NAME, LIST) TypeAttr(NAME, {LIST(TFSO_DTYPE_NAME, )})
 
+// Every op's bad_indices_policy: a plain string, which the kernels' parser
+// (tf/tf_adapters.cc) checks against ops/kernel_policies.h. TensorFlow takes
+// an attr of allowed values, '' included ("{'', 'DEFAULT', 'ERROR',
+// 'IGNORE'}"), but then a bad value fails as a ValueError while a graph is
+// built ("Attr 'bad_indices_policy' of 'TfScatter>GatherNd' Op passed string
+// 'nope' not in: ...") and eagerly in TensorFlow's words ("Value for attr
+// 'bad_indices_policy' of \"nope\" is not in the list of allowed values:
+// ..."), where the parser's InvalidArgumentError, in both, names the value and
+// the policies and says "(upper case)".
+constexpr char kPolicyAttr[] = "bad_indices_policy: string = ''";
+
 Status TensorScatterShape(InferenceContext* c) {
   TF_RETURN_IF_ERROR(CheckScatter(c, c->input(0), c->input(1), c->input(2),
                                   rules::Wording::kTensorScatter));
@@ -222,7 +233,7 @@ Status WithPositionsShape(InferenceContext* c) {
       .Output("output: T")                                  \
       .Attr(TFSO_TYPES("T", TFSO_##DTYPES##_DTYPES))         \
       .Attr(TFSO_TYPES("Tindices", TFSO_INDEX_DTYPES))       \
-      .Attr("bad_indices_policy: string = ''")              \
+      .Attr(kPolicyAttr)                                    \
       .Attr("indices_are_sorted: bool = false")             \
       .Attr("unique_indices: bool = false")                 \
       .SetShapeFn(ScatterNdShape);
@@ -235,7 +246,7 @@ Status WithPositionsShape(InferenceContext* c) {
       .Output("output: T")                                  \
       .Attr(TFSO_TYPES("T", TFSO_##DTYPES##_DTYPES))         \
       .Attr(TFSO_TYPES("Tindices", TFSO_INDEX_DTYPES))       \
-      .Attr("bad_indices_policy: string = ''")              \
+      .Attr(kPolicyAttr)                                    \
       .Attr("indices_are_sorted: bool = false")             \
       .Attr("unique_indices: bool = false")                 \
       .SetShapeFn(TensorScatterShape);
@@ -247,7 +258,7 @@ Status WithPositionsShape(InferenceContext* c) {
       .Output("output: Tparams")                            \
       .Attr(TFSO_TYPES("Tparams", TFSO_##DTYPES##_DTYPES))   \
       .Attr(TFSO_TYPES("Tindices", TFSO_INDEX_DTYPES))       \
-      .Attr("bad_indices_policy: string = ''")              \
+      .Attr(kPolicyAttr)                                    \
       .SetShapeFn(GatherNdShape);
 
 #define TFSO_OP_DEF_UnsortedSegment(OP, DTYPES, REDUCER)    \
@@ -259,7 +270,7 @@ Status WithPositionsShape(InferenceContext* c) {
       .Attr(TFSO_TYPES("T", TFSO_##DTYPES##_DTYPES))         \
       .Attr(TFSO_TYPES("Tindices", TFSO_INDEX_DTYPES))       \
       .Attr("Tnumsegments: {int32, int64} = DT_INT32")      \
-      .Attr("bad_indices_policy: string = ''")              \
+      .Attr(kPolicyAttr)                                    \
       .Attr("indices_are_sorted: bool = false")             \
       .Attr("unique_indices: bool = false")                 \
       .SetShapeFn(UnsortedSegmentShape);
@@ -271,7 +282,7 @@ Status WithPositionsShape(InferenceContext* c) {
       .Output("output: T")                                  \
       .Attr(TFSO_TYPES("T", TFSO_##DTYPES##_DTYPES))         \
       .Attr(TFSO_TYPES("Tindices", TFSO_INDEX_DTYPES))       \
-      .Attr("bad_indices_policy: string = ''")              \
+      .Attr(kPolicyAttr)                                    \
       .SetShapeFn(SortedSegmentShape);
 
 // sparse_gradient: the gradient is an IndexedSlices (tf.sparse.segment_*'s
@@ -288,7 +299,7 @@ Status WithPositionsShape(InferenceContext* c) {
       .Attr(TFSO_TYPES("Tsegmentids", TFSO_INDEX_DTYPES))    \
       .Attr("Tnumsegments: {int32, int64} = DT_INT32")      \
       .Attr("sparse_gradient: bool = false")                \
-      .Attr("bad_indices_policy: string = ''")              \
+      .Attr(kPolicyAttr)                                    \
       .SetShapeFn(SparseSegmentShape);
 
 // Groupwise: the function's op, and its fused gradient <OP>Grad.
@@ -302,7 +313,7 @@ Status WithPositionsShape(InferenceContext* c) {
       .Attr(TFSO_TYPES("Tindices", TFSO_INDEX_DTYPES))       \
       .Attr("Tnumsegments: {int32, int64} = DT_INT32")      \
       .Attr("ddof: int = 0")                                \
-      .Attr("bad_indices_policy: string = ''")              \
+      .Attr(kPolicyAttr)                                    \
       .SetShapeFn(GroupwiseShape<REDUCER::kPerSegment>);    \
   REGISTER_OP("TfScatter>" #OP "Grad")                      \
       .Input("data: T")                                     \
@@ -315,7 +326,7 @@ Status WithPositionsShape(InferenceContext* c) {
       .Attr(TFSO_TYPES("Tindices", TFSO_INDEX_DTYPES))       \
       .Attr("Tnumsegments: {int32, int64} = DT_INT32")      \
       .Attr("ddof: int = 0")                                \
-      .Attr("bad_indices_policy: string = ''")              \
+      .Attr(kPolicyAttr)                                    \
       .SetShapeFn(GroupwiseGradShape);
 
 // ArgScatter, ArgSegment: a tensor scatter's or unsorted segment op's inputs;
@@ -329,7 +340,7 @@ Status WithPositionsShape(InferenceContext* c) {
       .Output("positions: int64")                           \
       .Attr(TFSO_TYPES("T", TFSO_##DTYPES##_DTYPES))         \
       .Attr(TFSO_TYPES("Tindices", TFSO_INDEX_DTYPES))       \
-      .Attr("bad_indices_policy: string = ''")              \
+      .Attr(kPolicyAttr)                                    \
       .SetShapeFn(WithPositionsShape<TensorScatterShape>);
 
 #define TFSO_OP_DEF_ArgSegment(OP, DTYPES, REDUCER)         \
@@ -342,7 +353,7 @@ Status WithPositionsShape(InferenceContext* c) {
       .Attr(TFSO_TYPES("T", TFSO_##DTYPES##_DTYPES))         \
       .Attr(TFSO_TYPES("Tindices", TFSO_INDEX_DTYPES))       \
       .Attr("Tnumsegments: {int32, int64} = DT_INT32")      \
-      .Attr("bad_indices_policy: string = ''")              \
+      .Attr(kPolicyAttr)                                    \
       .SetShapeFn(WithPositionsShape<UnsortedSegmentShape>);
 
 // The stateful half: in-place updates of variables (resource handles, and
@@ -367,7 +378,7 @@ Status WithPositionsShape(InferenceContext* c) {
       .Attr(TFSO_TYPES("T", TFSO_##DTYPES##_DTYPES))         \
       .Attr(TFSO_TYPES("Tindices", TFSO_INDEX_DTYPES))       \
       .Attr("use_locking: bool = true")                     \
-      .Attr("bad_indices_policy: string = ''")              \
+      .Attr(kPolicyAttr)                                    \
       .SetShapeFn(ResourceScatterShape);                    \
   REGISTER_OP("TfScatter>" #VARIABLE)                       \
       .Input("ref: Ref(T)")                                 \
@@ -377,7 +388,7 @@ Status WithPositionsShape(InferenceContext* c) {
       .Attr(TFSO_TYPES("T", TFSO_##DTYPES##_DTYPES))         \
       .Attr(TFSO_TYPES("Tindices", TFSO_INDEX_DTYPES))       \
       .Attr("use_locking: bool = true")                     \
-      .Attr("bad_indices_policy: string = ''")              \
+      .Attr(kPolicyAttr)                                    \
       .SetShapeFn(RefScatterShape);
 
 #define TFSO_VARIABLE_DEF_UnsortedSegment(VARIABLE, DTYPES)
@@ -394,7 +405,7 @@ Status WithPositionsShape(InferenceContext* c) {
       .Output("output: dtype")                              \
       .Attr(TFSO_TYPES("dtype", TFSO_##DTYPES##_DTYPES))     \
       .Attr(TFSO_TYPES("Tindices", TFSO_INDEX_DTYPES))       \
-      .Attr("bad_indices_policy: string = ''")              \
+      .Attr(kPolicyAttr)                                    \
       .SetShapeFn(ResourceGatherNdShape);
 
 #define TFSO_OP_DEFS(OP, PY, KIND, REDUCER, DTYPES, VARIABLE, GRADIENT, TF, ALIAS) \
