@@ -14,8 +14,9 @@
 //             TensorScatter (a copy of `tensor`, then the updates: kCopy, or
 //             in place when TensorFlow forwards the buffer), GatherNd, or
 //             UnsortedSegment (segment ids as depth-1 indices into
-//             [num_segments, slice]: zeros for a sum, else the reduction's
-//             identity, then the rows; negative ids dropped),
+//             [num_segments, slice]: TensorFlow's value for an empty
+//             segment, UnsortedSegmentEmpty in common/reducers.h, then the
+//             rows; negative ids dropped),
 //             SortedSegment, SparseSegment, or Groupwise (a function of each
 //             unsorted segment's rows, common/groupwise.h: REDUCER is the
 //             function; the row also registers its fused gradient
@@ -42,8 +43,8 @@
 // Adding an op: a row here, its reducer in common/reducers.h if it is new,
 // its registration unit (kernels_<op>.cc, three lines), its gradient, its
 // tests (tests/test_op_table.py fails until every list agrees).
-#ifndef TF_SCATTER_OPS_CC_KERNELS_OP_TABLE_H_
-#define TF_SCATTER_OPS_CC_KERNELS_OP_TABLE_H_
+#ifndef TF_SCATTER_OPS_CC_OPS_OP_TABLE_H_
+#define TF_SCATTER_OPS_CC_OPS_OP_TABLE_H_
 
 // clang-format off
 #define TFSO_OP_ScatterNd(X)           X(ScatterNd, scatter_nd, ScatterNd, AddOp, ALL, none, scatter_nd, ScatterNd, none)
@@ -110,4 +111,4 @@
   TFSO_OP_UnsortedSegmentMaxWithArgmax(X) \
   TFSO_OP_UnsortedSegmentMinWithArgmin(X)
 
-#endif  // TF_SCATTER_OPS_CC_KERNELS_OP_TABLE_H_
+#endif  // TF_SCATTER_OPS_CC_OPS_OP_TABLE_H_

@@ -30,6 +30,17 @@ std::string TypeAttr(const char* name, std::initializer_list<const char*> dtypes
 }
 #define TFSO_TYPES(NAME, LIST) TypeAttr(NAME, {LIST(TFSO_DTYPE_NAME, )})
 
+// Every op's bad_indices_policy: a plain string, which the kernels' parser
+// (tf/tf_adapters.cc) checks against ops/kernel_policies.h. TensorFlow takes
+// an attr of allowed values, '' included ("{'', 'DEFAULT', 'ERROR',
+// 'IGNORE'}"), but then a bad value fails as a ValueError while a graph is
+// built ("Attr 'bad_indices_policy' of 'TfScatter>GatherNd' Op passed string
+// 'nope' not in: ...") and eagerly in TensorFlow's words ("Value for attr
+// 'bad_indices_policy' of \"nope\" is not in the list of allowed values:
+// ..."), where the parser's InvalidArgumentError, in both, names the value and
+// the policies and says "(upper case)".
+constexpr char kPolicyAttr[] = "bad_indices_policy: string = ''";
+
 Status TensorScatterShape(InferenceContext* c) {
   TF_RETURN_IF_ERROR(CheckScatter(c, c->input(0), c->input(1), c->input(2),
                                   rules::Wording::kTensorScatter));
@@ -132,25 +143,14 @@ Status ResourceGatherNdShape(InferenceContext* c) {
 }
 
 // unsorted_segment_*: data [ids.shape + slice], segment_ids, num_segments a
-// scalar; output [num_segments] + data.shape[ids.rank:] (TensorFlow's).
+// scalar (rules::UnsortedSegment); output [num_segments] +
+// data.shape[ids.rank:] (TensorFlow's).
 Status UnsortedSegmentShape(InferenceContext* c) {
-  ShapeHandle data = c->input(0), ids = c->input(1), num = c->input(2);
-  if (c->RankKnown(num) && c->Rank(num) != 0) {
-    return InvalidArgumentError(
-        StrCat("num_segments should be a scalar, not shape ", c->DebugString(num)));
-  }
+  ShapeHandle data = c->input(0), ids = c->input(1);
+  TF_RETURN_IF_ERROR(CheckUnsortedSegment(c, data, ids, c->input(2)));
   if (!c->RankKnown(data) || !c->RankKnown(ids)) {
     c->set_output(0, c->UnknownShape());
     return absl::OkStatus();
-  }
-  bool prefix = c->Rank(ids) <= c->Rank(data);
-  for (int d = 0; prefix && d < c->Rank(ids); ++d) {
-    ::tensorflow::shape_inference::DimensionHandle merged;
-    prefix = c->Merge(c->Dim(data, d), c->Dim(ids, d), &merged).ok();
-  }
-  if (!prefix) {
-    return InvalidArgumentError(messages::SegmentIdsNotPrefix(c->DebugString(data),
-                                                              c->DebugString(ids)));
   }
   ::tensorflow::shape_inference::DimensionHandle segments;
   TF_RETURN_IF_ERROR(c->MakeDimForScalarInput(2, &segments));
@@ -161,13 +161,11 @@ Status UnsortedSegmentShape(InferenceContext* c) {
   return absl::OkStatus();
 }
 
-// segment_*: data of rank >= 1, sorted 1-D ids; output [?] + data.shape[1:]
-// (its length is the last id + 1). As TensorFlow's, ids of another length
-// than data's dim 0 are the kernel's error, when the graph runs.
+// segment_*: data of rank >= 1, sorted 1-D ids (rules::SortedSegment);
+// output [?] + data.shape[1:] (its length is the last id + 1).
 Status SortedSegmentShape(InferenceContext* c) {
-  ShapeHandle data, ids, inner, output;
-  TF_RETURN_IF_ERROR(c->WithRankAtLeast(c->input(0), 1, &data));
-  TF_RETURN_IF_ERROR(c->WithRank(c->input(1), 1, &ids));
+  ShapeHandle data = c->input(0), inner, output;
+  TF_RETURN_IF_ERROR(CheckSortedSegment(c, data, c->input(1)));
   TF_RETURN_IF_ERROR(c->Subshape(data, 1, &inner));
   TF_RETURN_IF_ERROR(c->Concatenate(c->Vector(c->UnknownDim()), inner, &output));
   c->set_output(0, output);
@@ -175,25 +173,15 @@ Status SortedSegmentShape(InferenceContext* c) {
 }
 
 // sparse_segment_*: data of rank >= 1, 1-D indices and segment_ids of one
-// length, num_segments a scalar (< 0: the last id + 1, unknown here); output
-// [num_segments] + data.shape[1:].
+// length, num_segments a scalar (rules::SparseSegment; < 0: the last id + 1,
+// unknown here); output [num_segments] + data.shape[1:].
 Status SparseSegmentShape(InferenceContext* c) {
-  ShapeHandle data, indices, ids, num, inner, output;
-  TF_RETURN_IF_ERROR(c->WithRankAtLeast(c->input(0), 1, &data));
-  TF_RETURN_IF_ERROR(c->WithRank(c->input(1), 1, &indices));
-  TF_RETURN_IF_ERROR(c->WithRank(c->input(2), 1, &ids));
-  TF_RETURN_IF_ERROR(c->WithRank(c->input(3), 0, &num));
-  ::tensorflow::shape_inference::DimensionHandle n;
-  if (!c->Merge(c->Dim(indices, 0), c->Dim(ids, 0), &n).ok()) {
-    return InvalidArgumentError("segment_ids and indices should have same size.");
-  }
+  ShapeHandle data = c->input(0), inner, output;
+  TF_RETURN_IF_ERROR(CheckSparseSegment(c, data, c->input(1), c->input(2), c->input(3)));
   ::tensorflow::shape_inference::DimensionHandle segments = c->UnknownDim();
   const ::tensorflow::Tensor* known = c->input_tensor(3);
-  if (known != nullptr) {
-    const int64_t value = known->dtype() == ::tensorflow::DT_INT32
-                              ? known->scalar<int32_t>()()
-                              : known->scalar<int64_t>()();
-    if (value >= 0) segments = c->MakeDim(value);
+  if (known != nullptr && known->dims() == 0 && ScalarInt64(*known) >= 0) {
+    segments = c->MakeDim(ScalarInt64(*known));
   }
   TF_RETURN_IF_ERROR(c->Subshape(data, 1, &inner));
   TF_RETURN_IF_ERROR(c->Concatenate(c->Vector(segments), inner, &output));
@@ -211,14 +199,11 @@ Status GroupwiseShape(InferenceContext* c) {
 }
 
 // Its gradient (inputs data, the op's output y, y's gradient, segment_ids,
-// num_segments): the data's shape (y's and its gradient's are checked by the
-// kernel).
+// num_segments): data, its ids and num_segments as the op's; the data's shape
+// (y's and its gradient's are checked by the kernel).
 Status GroupwiseGradShape(InferenceContext* c) {
-  ShapeHandle data = c->input(0), num = c->input(4);
-  if (c->RankKnown(num) && c->Rank(num) != 0) {
-    return InvalidArgumentError(
-        StrCat("num_segments should be a scalar, not shape ", c->DebugString(num)));
-  }
+  ShapeHandle data = c->input(0);
+  TF_RETURN_IF_ERROR(CheckUnsortedSegment(c, data, c->input(3), c->input(4)));
   ShapeHandle unused;
   TF_RETURN_IF_ERROR(c->Merge(c->input(1), c->input(2), &unused));
   c->set_output(0, data);
@@ -248,7 +233,7 @@ Status WithPositionsShape(InferenceContext* c) {
       .Output("output: T")                                  \
       .Attr(TFSO_TYPES("T", TFSO_##DTYPES##_DTYPES))         \
       .Attr(TFSO_TYPES("Tindices", TFSO_INDEX_DTYPES))       \
-      .Attr("bad_indices_policy: string = ''")              \
+      .Attr(kPolicyAttr)                                    \
       .Attr("indices_are_sorted: bool = false")             \
       .Attr("unique_indices: bool = false")                 \
       .SetShapeFn(ScatterNdShape);
@@ -261,7 +246,7 @@ Status WithPositionsShape(InferenceContext* c) {
       .Output("output: T")                                  \
       .Attr(TFSO_TYPES("T", TFSO_##DTYPES##_DTYPES))         \
       .Attr(TFSO_TYPES("Tindices", TFSO_INDEX_DTYPES))       \
-      .Attr("bad_indices_policy: string = ''")              \
+      .Attr(kPolicyAttr)                                    \
       .Attr("indices_are_sorted: bool = false")             \
       .Attr("unique_indices: bool = false")                 \
       .SetShapeFn(TensorScatterShape);
@@ -273,7 +258,7 @@ Status WithPositionsShape(InferenceContext* c) {
       .Output("output: Tparams")                            \
       .Attr(TFSO_TYPES("Tparams", TFSO_##DTYPES##_DTYPES))   \
       .Attr(TFSO_TYPES("Tindices", TFSO_INDEX_DTYPES))       \
-      .Attr("bad_indices_policy: string = ''")              \
+      .Attr(kPolicyAttr)                                    \
       .SetShapeFn(GatherNdShape);
 
 #define TFSO_OP_DEF_UnsortedSegment(OP, DTYPES, REDUCER)    \
@@ -285,7 +270,7 @@ Status WithPositionsShape(InferenceContext* c) {
       .Attr(TFSO_TYPES("T", TFSO_##DTYPES##_DTYPES))         \
       .Attr(TFSO_TYPES("Tindices", TFSO_INDEX_DTYPES))       \
       .Attr("Tnumsegments: {int32, int64} = DT_INT32")      \
-      .Attr("bad_indices_policy: string = ''")              \
+      .Attr(kPolicyAttr)                                    \
       .Attr("indices_are_sorted: bool = false")             \
       .Attr("unique_indices: bool = false")                 \
       .SetShapeFn(UnsortedSegmentShape);
@@ -297,7 +282,7 @@ Status WithPositionsShape(InferenceContext* c) {
       .Output("output: T")                                  \
       .Attr(TFSO_TYPES("T", TFSO_##DTYPES##_DTYPES))         \
       .Attr(TFSO_TYPES("Tindices", TFSO_INDEX_DTYPES))       \
-      .Attr("bad_indices_policy: string = ''")              \
+      .Attr(kPolicyAttr)                                    \
       .SetShapeFn(SortedSegmentShape);
 
 // sparse_gradient: the gradient is an IndexedSlices (tf.sparse.segment_*'s
@@ -314,7 +299,7 @@ Status WithPositionsShape(InferenceContext* c) {
       .Attr(TFSO_TYPES("Tsegmentids", TFSO_INDEX_DTYPES))    \
       .Attr("Tnumsegments: {int32, int64} = DT_INT32")      \
       .Attr("sparse_gradient: bool = false")                \
-      .Attr("bad_indices_policy: string = ''")              \
+      .Attr(kPolicyAttr)                                    \
       .SetShapeFn(SparseSegmentShape);
 
 // Groupwise: the function's op, and its fused gradient <OP>Grad.
@@ -328,7 +313,7 @@ Status WithPositionsShape(InferenceContext* c) {
       .Attr(TFSO_TYPES("Tindices", TFSO_INDEX_DTYPES))       \
       .Attr("Tnumsegments: {int32, int64} = DT_INT32")      \
       .Attr("ddof: int = 0")                                \
-      .Attr("bad_indices_policy: string = ''")              \
+      .Attr(kPolicyAttr)                                    \
       .SetShapeFn(GroupwiseShape<REDUCER::kPerSegment>);    \
   REGISTER_OP("TfScatter>" #OP "Grad")                      \
       .Input("data: T")                                     \
@@ -341,7 +326,7 @@ Status WithPositionsShape(InferenceContext* c) {
       .Attr(TFSO_TYPES("Tindices", TFSO_INDEX_DTYPES))       \
       .Attr("Tnumsegments: {int32, int64} = DT_INT32")      \
       .Attr("ddof: int = 0")                                \
-      .Attr("bad_indices_policy: string = ''")              \
+      .Attr(kPolicyAttr)                                    \
       .SetShapeFn(GroupwiseGradShape);
 
 // ArgScatter, ArgSegment: a tensor scatter's or unsorted segment op's inputs;
@@ -355,7 +340,7 @@ Status WithPositionsShape(InferenceContext* c) {
       .Output("positions: int64")                           \
       .Attr(TFSO_TYPES("T", TFSO_##DTYPES##_DTYPES))         \
       .Attr(TFSO_TYPES("Tindices", TFSO_INDEX_DTYPES))       \
-      .Attr("bad_indices_policy: string = ''")              \
+      .Attr(kPolicyAttr)                                    \
       .SetShapeFn(WithPositionsShape<TensorScatterShape>);
 
 #define TFSO_OP_DEF_ArgSegment(OP, DTYPES, REDUCER)         \
@@ -368,7 +353,7 @@ Status WithPositionsShape(InferenceContext* c) {
       .Attr(TFSO_TYPES("T", TFSO_##DTYPES##_DTYPES))         \
       .Attr(TFSO_TYPES("Tindices", TFSO_INDEX_DTYPES))       \
       .Attr("Tnumsegments: {int32, int64} = DT_INT32")      \
-      .Attr("bad_indices_policy: string = ''")              \
+      .Attr(kPolicyAttr)                                    \
       .SetShapeFn(WithPositionsShape<UnsortedSegmentShape>);
 
 // The stateful half: in-place updates of variables (resource handles, and
@@ -393,7 +378,7 @@ Status WithPositionsShape(InferenceContext* c) {
       .Attr(TFSO_TYPES("T", TFSO_##DTYPES##_DTYPES))         \
       .Attr(TFSO_TYPES("Tindices", TFSO_INDEX_DTYPES))       \
       .Attr("use_locking: bool = true")                     \
-      .Attr("bad_indices_policy: string = ''")              \
+      .Attr(kPolicyAttr)                                    \
       .SetShapeFn(ResourceScatterShape);                    \
   REGISTER_OP("TfScatter>" #VARIABLE)                       \
       .Input("ref: Ref(T)")                                 \
@@ -403,7 +388,7 @@ Status WithPositionsShape(InferenceContext* c) {
       .Attr(TFSO_TYPES("T", TFSO_##DTYPES##_DTYPES))         \
       .Attr(TFSO_TYPES("Tindices", TFSO_INDEX_DTYPES))       \
       .Attr("use_locking: bool = true")                     \
-      .Attr("bad_indices_policy: string = ''")              \
+      .Attr(kPolicyAttr)                                    \
       .SetShapeFn(RefScatterShape);
 
 #define TFSO_VARIABLE_DEF_UnsortedSegment(VARIABLE, DTYPES)
@@ -420,7 +405,7 @@ Status WithPositionsShape(InferenceContext* c) {
       .Output("output: dtype")                              \
       .Attr(TFSO_TYPES("dtype", TFSO_##DTYPES##_DTYPES))     \
       .Attr(TFSO_TYPES("Tindices", TFSO_INDEX_DTYPES))       \
-      .Attr("bad_indices_policy: string = ''")              \
+      .Attr(kPolicyAttr)                                    \
       .SetShapeFn(ResourceGatherNdShape);
 
 #define TFSO_OP_DEFS(OP, PY, KIND, REDUCER, DTYPES, VARIABLE, GRADIENT, TF, ALIAS) \

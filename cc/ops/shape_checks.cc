@@ -18,6 +18,7 @@ using ::tensorflow::shape_inference::ShapeHandle;
 // A kernel's shape: everything known.
 class KnownView {
  public:
+  static constexpr bool kTraced = false;
   explicit KnownView(const TensorShape& s) : s_(s) {}
   int rank() const { return s_.dims(); }
   int64_t dim(int d) const { return s_.dim_size(d); }
@@ -31,6 +32,7 @@ class KnownView {
 // gives -1 for an unknown dim).
 class TraceView {
  public:
+  static constexpr bool kTraced = true;
   TraceView(InferenceContext* c, ShapeHandle h) : c_(c), h_(h) {}
   int rank() const { return c_->RankKnown(h_) ? c_->Rank(h_) : -1; }
   int64_t dim(int d) const { return c_->Value(c_->Dim(h_, d)); }
@@ -123,6 +125,34 @@ Status ShapeFromTensor(const ::tensorflow::Tensor& shape, TensorShape* output) {
   return absl::OkStatus();
 }
 
+Status UnsortedSegmentOutput(const ::tensorflow::Tensor& data, const ::tensorflow::Tensor& ids,
+                             const ::tensorflow::Tensor& num_segments, TensorShape* shape,
+                             int64_t* slice) {
+  const int64_t num = num_segments.dims() == 0 ? ScalarInt64(num_segments) : 0;
+  TF_RETURN_IF_ERROR(ToStatus(rules::UnsortedSegment(KnownView(data.shape()),
+                                                     KnownView(ids.shape()),
+                                                     KnownView(num_segments.shape()), &num)));
+  *shape = TensorShape();
+  TF_RETURN_IF_ERROR(shape->AddDimWithStatus(num));
+  for (int d = ids.dims(); d < data.dims(); ++d) {
+    TF_RETURN_IF_ERROR(shape->AddDimWithStatus(data.dim_size(d)));
+  }
+  *slice = DimProduct(data.shape(), ids.dims(), data.dims());  // a factor of data's elements
+  return absl::OkStatus();
+}
+
+Status CheckSortedSegment(const TensorShape& data, const TensorShape& ids) {
+  return ToStatus(rules::SortedSegment(KnownView(data), KnownView(ids)));
+}
+
+Status CheckSparseSegment(const TensorShape& data, const TensorShape& indices,
+                          const TensorShape& ids, const ::tensorflow::Tensor& num_segments,
+                          int64_t* num) {
+  *num = num_segments.dims() == 0 ? ScalarInt64(num_segments) : -1;
+  return ToStatus(rules::SparseSegment(KnownView(data), KnownView(indices), KnownView(ids),
+                                       KnownView(num_segments.shape()), num));
+}
+
 Status CheckIndices(InferenceContext* c, ShapeHandle target, ShapeHandle indices,
                     const char* what) {
   return ToStatus(rules::Indices(TraceView(c, target), TraceView(c, indices), what));
@@ -132,6 +162,22 @@ Status CheckScatter(InferenceContext* c, ShapeHandle output, ShapeHandle indices
                     ShapeHandle updates, rules::Wording wording) {
   return ToStatus(rules::Scatter(TraceView(c, output), TraceView(c, indices),
                                  TraceView(c, updates), wording));
+}
+
+Status CheckUnsortedSegment(InferenceContext* c, ShapeHandle data, ShapeHandle ids,
+                            ShapeHandle num_segments) {
+  return ToStatus(rules::UnsortedSegment(TraceView(c, data), TraceView(c, ids),
+                                         TraceView(c, num_segments), nullptr));
+}
+
+Status CheckSortedSegment(InferenceContext* c, ShapeHandle data, ShapeHandle ids) {
+  return ToStatus(rules::SortedSegment(TraceView(c, data), TraceView(c, ids)));
+}
+
+Status CheckSparseSegment(InferenceContext* c, ShapeHandle data, ShapeHandle indices,
+                          ShapeHandle ids, ShapeHandle num_segments) {
+  return ToStatus(rules::SparseSegment(TraceView(c, data), TraceView(c, indices),
+                                       TraceView(c, ids), TraceView(c, num_segments), nullptr));
 }
 
 }  // namespace tf_scatter_ops

@@ -6,8 +6,8 @@
 // Where TensorFlow's message is informative it is TensorFlow's, word for
 // word; where it is wrong or misleading (README, "Where it differs from
 // TensorFlow, and why") it is ours.
-#ifndef TF_SCATTER_OPS_CC_KERNELS_SHAPE_CHECKS_H_
-#define TF_SCATTER_OPS_CC_KERNELS_SHAPE_CHECKS_H_
+#ifndef TF_SCATTER_OPS_CC_OPS_SHAPE_CHECKS_H_
+#define TF_SCATTER_OPS_CC_OPS_SHAPE_CHECKS_H_
 
 #include <cstdint>
 #include <string>
@@ -141,9 +141,36 @@ inline std::string EmptyParams(const std::string& params) {
       params);
 }
 
-// TensorFlow's, for the segment ops.
+// TensorFlow's, for the segment ops' shapes: its kernels' words (NotVector:
+// "segment_ids should be a vector."), and its shape functions' for a rank
+// (InferenceContext::WithRank, WithRankAtLeast), which the graph's builder
+// follows with the node and its input shapes.
 inline std::string SegmentIdsNotPrefix(const std::string& data, const std::string& ids) {
   return absl::StrCat("data.shape = ", data, " does not start with segment_ids.shape = ", ids);
+}
+
+inline std::string NumSegmentsNotScalar(const std::string& num_segments) {
+  return absl::StrCat("num_segments should be a scalar, not shape ", num_segments);
+}
+
+inline std::string NotVector(const char* input) {
+  return absl::StrCat(input, " should be a vector.");
+}
+
+inline std::string SegmentIdsLength() {
+  return "segment_ids should be the same size as dimension 0 of input.";
+}
+
+inline std::string SparseSegmentLengths() {
+  return "segment_ids and indices should have same size.";
+}
+
+inline std::string ShapeRank(int64_t rank, int64_t got) {
+  return absl::StrCat("Shape must be rank ", rank, " but is rank ", got);
+}
+
+inline std::string ShapeRankAtLeast(int64_t rank, int64_t got) {
+  return absl::StrCat("Shape must be at least rank ", rank, " but is rank ", got);
 }
 
 // (a scalar segment_ids is named without a position, as TensorFlow names it)
@@ -205,9 +232,10 @@ inline std::string NegativeNumSegments(int64_t num_segments) {
 
 }  // namespace messages
 
-// The rules, on views with rank() (-1: unknown), dim(d) (-1: unknown) and
-// text() (the shape as messages print it, "[2,1]" or "[?,3]"). Each returns
-// the message of the first rule broken, or "" if none is (as far as known).
+// The rules, on views with rank() (-1: unknown), dim(d) (-1: unknown),
+// text() (the shape as messages print it, "[2,1]" or "[?,3]") and kTraced
+// (true: a shape function's view, false: a kernel's). Each returns the
+// message of the first rule broken, or "" if none is (as far as known).
 namespace rules {
 
 inline bool Conflict(int64_t a, int64_t b) { return a >= 0 && b >= 0 && a != b; }
@@ -268,6 +296,78 @@ std::string Scatter(const View& output, const View& indices, const View& updates
   return "";
 }
 
+// The segment ops. Where TensorFlow words a rank rule one way in its shape
+// functions ("Shape must be rank 1 but is rank 2") and another in its kernels
+// ("segment_ids should be a vector."), ours say what TensorFlow's say on the
+// same side (View::kTraced). `num` is num_segments' value where the caller
+// checks it (a kernel), else null.
+
+// unsorted_segment_* (and the group-wise and arg segment ops, and the
+// group-wise gradients): a scalar num_segments (in TensorFlow's kernels' words
+// on both sides: its shape function says only "Shape must be rank 0"), data's
+// shape starting with segment_ids', num_segments >= 0. (A shape function
+// leaves a known negative num_segments to MakeDimForScalarInput.)
+template <typename View>
+std::string UnsortedSegment(const View& data, const View& ids, const View& num_segments,
+                            const int64_t* num) {
+  if (num_segments.rank() > 0) return messages::NumSegmentsNotScalar(num_segments.text());
+  if (data.rank() >= 0 && ids.rank() >= 0) {
+    bool prefix = ids.rank() <= data.rank();
+    for (int d = 0; prefix && d < ids.rank(); ++d) prefix = !Conflict(data.dim(d), ids.dim(d));
+    if (!prefix) return messages::SegmentIdsNotPrefix(data.text(), ids.text());
+  }
+  if (num != nullptr && *num < 0) return messages::NegativeNumSegments(*num);
+  return "";
+}
+
+// A 1-D input `name`.
+template <typename View>
+std::string Vector(const View& v, const char* name) {
+  if (v.rank() < 0 || v.rank() == 1) return "";
+  return View::kTraced ? messages::ShapeRank(1, v.rank()) : messages::NotVector(name);
+}
+
+// data of rank >= 1 (`sparse`: in sparse_segment_*'s kernel's words).
+template <typename View>
+std::string SegmentData(const View& data, bool sparse) {
+  if (data.rank() != 0) return "";
+  return View::kTraced ? messages::ShapeRankAtLeast(1, 0) : messages::SegmentDataRank(sparse);
+}
+
+// segment_*: data of rank >= 1, 1-D segment_ids, as long as data's dim 0
+// (that one, as TensorFlow's, only when the graph runs: a kernel's rule).
+template <typename View>
+std::string SortedSegment(const View& data, const View& ids) {
+  std::string error = SegmentData(data, /*sparse=*/false);
+  if (error.empty()) error = Vector(ids, "segment_ids");
+  if (error.empty() && !View::kTraced && ids.dim(0) != data.dim(0)) {
+    error = messages::SegmentIdsLength();
+  }
+  return error;
+}
+
+// sparse_segment_*, in the order of TensorFlow's kernel: a scalar
+// num_segments of at least -1 (the wrappers' "not given"; below it,
+// TensorFlow's error for a negative num_segments), 1-D indices and
+// segment_ids of one length, data of rank >= 1.
+template <typename View>
+std::string SparseSegment(const View& data, const View& indices, const View& ids,
+                          const View& num_segments, const int64_t* num) {
+  if (num_segments.rank() > 0) {
+    return View::kTraced ? messages::ShapeRank(0, num_segments.rank())
+                         : messages::NumSegmentsNotScalar(num_segments.text());
+  }
+  if (num != nullptr && *num < -1) return messages::NegativeSegmentIds();
+  std::string error = Vector(indices, "indices");
+  if (error.empty()) error = Vector(ids, "segment_ids");
+  if (error.empty() && indices.rank() == 1 && ids.rank() == 1 &&
+      Conflict(indices.dim(0), ids.dim(0))) {
+    error = messages::SparseSegmentLengths();
+  }
+  if (error.empty()) error = SegmentData(data, /*sparse=*/true);
+  return error;
+}
+
 }  // namespace rules
 
 // Kernels: the checks on a call's shapes, and its canonical form.
@@ -283,6 +383,27 @@ Status GatherFormOf(const ::tensorflow::TensorShape& params,
 Status ShapeFromTensor(const ::tensorflow::Tensor& shape,
                        ::tensorflow::TensorShape* output);
 
+// num_segments' value (an int32 or int64 scalar: the op's attr allows no
+// other dtype).
+inline int64_t ScalarInt64(const ::tensorflow::Tensor& t) {
+  return t.dtype() == ::tensorflow::DT_INT32 ? t.scalar<int32_t>()() : t.scalar<int64_t>()();
+}
+// unsorted_segment_*'s checks (rules::UnsortedSegment) and its output:
+// [num_segments] + data.shape[ids.rank:], `slice` elements a row (a shape
+// whose element count overflows is TensorFlow's error, never a CHECK).
+Status UnsortedSegmentOutput(const ::tensorflow::Tensor& data, const ::tensorflow::Tensor& ids,
+                             const ::tensorflow::Tensor& num_segments,
+                             ::tensorflow::TensorShape* shape, int64_t* slice);
+// segment_*'s checks (rules::SortedSegment).
+Status CheckSortedSegment(const ::tensorflow::TensorShape& data,
+                          const ::tensorflow::TensorShape& ids);
+// sparse_segment_*'s checks (rules::SparseSegment), and num_segments' value
+// (-1: not given).
+Status CheckSparseSegment(const ::tensorflow::TensorShape& data,
+                          const ::tensorflow::TensorShape& indices,
+                          const ::tensorflow::TensorShape& ids,
+                          const ::tensorflow::Tensor& num_segments, int64_t* num);
+
 // Shape functions: the same rules on what is known at trace time.
 Status CheckIndices(::tensorflow::shape_inference::InferenceContext* c,
                     ::tensorflow::shape_inference::ShapeHandle target,
@@ -293,7 +414,19 @@ Status CheckScatter(::tensorflow::shape_inference::InferenceContext* c,
                     ::tensorflow::shape_inference::ShapeHandle indices,
                     ::tensorflow::shape_inference::ShapeHandle updates,
                     rules::Wording wording = rules::Wording::kScatterNd);
+Status CheckUnsortedSegment(::tensorflow::shape_inference::InferenceContext* c,
+                            ::tensorflow::shape_inference::ShapeHandle data,
+                            ::tensorflow::shape_inference::ShapeHandle ids,
+                            ::tensorflow::shape_inference::ShapeHandle num_segments);
+Status CheckSortedSegment(::tensorflow::shape_inference::InferenceContext* c,
+                          ::tensorflow::shape_inference::ShapeHandle data,
+                          ::tensorflow::shape_inference::ShapeHandle ids);
+Status CheckSparseSegment(::tensorflow::shape_inference::InferenceContext* c,
+                          ::tensorflow::shape_inference::ShapeHandle data,
+                          ::tensorflow::shape_inference::ShapeHandle indices,
+                          ::tensorflow::shape_inference::ShapeHandle ids,
+                          ::tensorflow::shape_inference::ShapeHandle num_segments);
 
 }  // namespace tf_scatter_ops
 
-#endif  // TF_SCATTER_OPS_CC_KERNELS_SHAPE_CHECKS_H_
+#endif  // TF_SCATTER_OPS_CC_OPS_SHAPE_CHECKS_H_

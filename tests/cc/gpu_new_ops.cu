@@ -398,7 +398,7 @@ void ArgCase(const char* op, const char* type, bool segment, Arena* arena) {
   const char* err = nullptr;
   if (segment) {
     err = g::Fill<T>(nullptr, d_out.p, static_cast<int64_t>(nslots * slice),
-                     ref::ArgIdentity<T, Op>());
+                     ref::ArgSegmentEmpty<T, Op>());
   } else if (in_place) {
     d_out.Put(init);
   }

@@ -150,12 +150,13 @@ int64_t GroupwiseBackward(const Ids& ids, int64_t slice, bool ignore, int64_t dd
 }
 
 template <typename T, typename Op>
-T ArgIdentity() {
+T ArgSegmentEmpty() {
   using E = Cpu<T>;
-  const E identity = std::is_same<Op, tso::ArgMaxOp>::value ? Eigen::NumTraits<E>::lowest()
-                                                             : Eigen::NumTraits<E>::highest();
+  using Segment = typename std::conditional<std::is_same<Op, tso::ArgMaxOp>::value,
+                                            tso::SegmentMaxOp, tso::SegmentMinOp>::type;
+  const E empty = tso::UnsortedSegmentEmpty<Segment, E>();
   T t;
-  std::memcpy(&t, &identity, sizeof(T));
+  std::memcpy(&t, &empty, sizeof(T));
   return t;
 }
 
@@ -166,7 +167,7 @@ int64_t ArgScatter(const Ids& ids, int64_t slice, bool ignore, bool segment, con
   const Prepared p(ids, slice);
   const int64_t size = p.call.form.nslots * slice;
   if (segment) {
-    const T identity = ArgIdentity<T, Op>();
+    const T identity = ArgSegmentEmpty<T, Op>();
     std::fill(out, out + size, identity);
   } else {
     std::copy(As(init), As(init) + size, As(out));
@@ -312,8 +313,8 @@ TFSO_FLOAT_DTYPES(TFSO_GPU_DTYPE, FLOAT)
 #undef FLOAT
 #undef GROUPWISE
 #define ARG(T)                                                                             \
-  template T ArgIdentity<T, tf_scatter_ops::ArgMaxOp>();                                    \
-  template T ArgIdentity<T, tf_scatter_ops::ArgMinOp>();                                    \
+  template T ArgSegmentEmpty<T, tf_scatter_ops::ArgMaxOp>();                                    \
+  template T ArgSegmentEmpty<T, tf_scatter_ops::ArgMinOp>();                                    \
   template int64_t ArgScatter<T, tf_scatter_ops::ArgMaxOp>(const Ids&, int64_t, bool, bool, \
                                                            const T*, const T*, T*, int64_t*); \
   template int64_t ArgScatter<T, tf_scatter_ops::ArgMinOp>(const Ids&, int64_t, bool, bool, \

@@ -46,12 +46,12 @@ int64_t GroupwiseBackward(const Ids& ids, int64_t slice, bool ignore, int64_t dd
                           const T* y, const T* g, T* dx);
 
 // The arg reduction Op (ArgMaxOp, ArgMinOp): `segment` as
-// unsorted_segment_*_with_arg* (out starts at the identity, negative ids
+// unsorted_segment_*_with_arg* (out starts at ArgSegmentEmpty, negative ids
 // dropped, the first id >= nsegments returned unless ignore), else as
 // tensor_scatter_nd_*_with_arg* (out starts as `init`; the first bad row
 // returned unless ignore). arg is -1 where no row holds an element.
 template <typename T, typename Op>
-T ArgIdentity();  // an empty segment's value: the glue's lowest() / highest()
+T ArgSegmentEmpty();  // an empty segment's value, as the glue fills it (UnsortedSegmentEmpty)
 template <typename T, typename Op>
 int64_t ArgScatter(const Ids& ids, int64_t slice, bool ignore, bool segment, const T* updates,
                    const T* init, T* out, int64_t* arg);

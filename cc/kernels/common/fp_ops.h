@@ -17,7 +17,12 @@
 #include <cstdint>
 #include <cstring>
 
-#include "common/reducers.h"  // TFSO_HD
+// Inline on the host and on a device under nvcc (every core header uses it).
+#if defined(__CUDACC__)
+#define TFSO_HD __host__ __device__ __forceinline__
+#else
+#define TFSO_HD inline
+#endif
 
 namespace tf_scatter_ops {
 namespace fp {

@@ -9,14 +9,11 @@
 
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <type_traits>
 #include <utility>
 
-#if defined(__CUDACC__)
-#define TFSO_HD __host__ __device__ __forceinline__
-#else
-#define TFSO_HD inline
-#endif
+#include "common/fp_ops.h"  // TFSO_HD, fp::Infinity
 
 namespace tf_scatter_ops {
 
@@ -154,6 +151,76 @@ TFSO_HD void Finalize(T& out, int64_t n, bool by_reciprocal = false) {
     }
     out = by_reciprocal ? out * (static_cast<T>(1) / d) : out / d;
   }
+}
+
+// What an output element starts from, before any update: three facts, each
+// written once here (T: the element type, or the compute type of a float
+// kernel; Python's wrappers state the first once more, for the forms they
+// compose from TensorFlow's ops).
+//
+//   Identity<Op, T>()              the reduction's identity: op(identity, u)
+//                                  is u for every update u. 0 for the sums
+//                                  (AddOp, MeanOp, SqrtNOp), 1 for MulOp, +inf
+//                                  for a min and -inf for a max of a floating
+//                                  type, an integer's highest and lowest value.
+//                                  The group-wise functions' maximum starts
+//                                  there.
+//   UnsortedSegmentEmpty<Op, T>()  what TensorFlow's unsorted_segment_* (and
+//                                  our *_with_argmax / _argmin segments) give
+//                                  an empty segment: the identity, but the
+//                                  finite extremes for a floating min or max
+//                                  (lowest(): -FLT_MAX for an empty segment of
+//                                  unsorted_segment_max on float32, not -inf).
+//   SortedSegmentEmpty<Op, T>()    what TensorFlow's segment_* and
+//                                  sparse_segment_* give an empty segment (a
+//                                  gap in the ids): 1 for prod, 0 for every
+//                                  other reduction, min and max included.
+//
+// The last two are host-only (the glue fills the output before a core runs).
+template <typename Op>
+struct IsMinReduction
+    : std::integral_constant<bool, std::is_same<Op, MinOp>::value ||
+                                       std::is_same<Op, SegmentMinOp>::value> {};
+template <typename Op>
+struct IsMaxReduction
+    : std::integral_constant<bool, std::is_same<Op, MaxOp>::value ||
+                                       std::is_same<Op, SegmentMaxOp>::value> {};
+
+template <typename Op, typename T>
+TFSO_HD T Identity() {
+  constexpr bool kMin = IsMinReduction<Op>::value, kMax = IsMaxReduction<Op>::value;
+  if constexpr (kMin || kMax) {
+    if constexpr (std::is_same<T, float>::value || std::is_same<T, double>::value) {
+      return kMin ? fp::Infinity<T>() : -fp::Infinity<T>();  // the same bits on a device
+    } else if constexpr (std::numeric_limits<T>::has_infinity) {  // Eigen's 16-bit floats
+      return kMin ? std::numeric_limits<T>::infinity() : -std::numeric_limits<T>::infinity();
+    } else {
+      return kMin ? std::numeric_limits<T>::max() : std::numeric_limits<T>::lowest();
+    }
+  } else if constexpr (std::is_same<Op, MulOp>::value) {
+    return T(1);
+  } else {
+    static_assert(std::is_same<Op, AddOp>::value || std::is_same<Op, MeanOp>::value ||
+                      std::is_same<Op, SqrtNOp>::value,
+                  "no identity: Assign, Sub and Div do not start from one");
+    return T(0);
+  }
+}
+
+template <typename Op, typename T>
+inline T UnsortedSegmentEmpty() {
+  if constexpr (IsMinReduction<Op>::value) {
+    return std::numeric_limits<T>::max();
+  } else if constexpr (IsMaxReduction<Op>::value) {
+    return std::numeric_limits<T>::lowest();
+  } else {
+    return Identity<Op, T>();
+  }
+}
+
+template <typename Op, typename T>
+inline T SortedSegmentEmpty() {
+  return std::is_same<Op, MulOp>::value ? T(1) : T(0);
 }
 
 }  // namespace tf_scatter_ops

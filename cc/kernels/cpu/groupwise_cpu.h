@@ -20,7 +20,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <limits>
 #include <type_traits>
 #include <vector>
 
@@ -118,7 +117,7 @@ typename P::Status GroupwiseForwardCpu(const P& p, const C* x, int64_t ddof, T* 
       }
     }
   } else {
-    std::vector<C> shift(size, -std::numeric_limits<C>::infinity()), total(size);
+    std::vector<C> shift(size, Identity<MaxOp, C>()), total(size);
     TFSO_GROUPWISE_RETURN_IF_BAD(p.template Reduce<MaxOp>(x, Init::kInPlace, shift.data()));
     for (C& m : shift) m = groupwise::Shift(m);
     // The exponentials: in y itself for a softmax that holds them exactly.

@@ -1,12 +1,12 @@
 // Every tuning threshold of the CPU kernels and of the XLA glue's choice
 // between XLA's instructions and our CPU core, in one place, each with what
 // set it. TensorFlow-free (the CPU core's rules): the C++ drivers and
-// tools/cpu_scaling.cc run with the values production uses. The
+// benchmarks/cpu_scaling.cc run with the values production uses. The
 // measurements are in docs/performance.md and came from 2-core VMs (Intel
 // with AVX-512, AMD with and without it); `make bench`, `make linearize-bench`
 // and `make cpu-scaling` measure them again on another CPU.
-#ifndef TF_SCATTER_OPS_CPU_THRESHOLDS_H_
-#define TF_SCATTER_OPS_CPU_THRESHOLDS_H_
+#ifndef TF_SCATTER_OPS_CC_KERNELS_CPU_THRESHOLDS_H_
+#define TF_SCATTER_OPS_CC_KERNELS_CPU_THRESHOLDS_H_
 
 #include <cstdint>
 
@@ -99,9 +99,11 @@ constexpr int64_t kXlaOursFromElements = int64_t{1} << 16;
 constexpr int64_t kXlaOursGatherFromElements = int64_t{1} << 20;
 constexpr int64_t kXlaOursFromSlice = 32;
 
+// --- segments (segment_cpu.h; the ids' runs: tf/segment_kernels.cc) -------
+
 // sparse_segment_*: how many gathered rows ahead of the one being reduced
 // to prefetch. Not swept; 8 is one bag of 8 ids (benchmark row S5: 37.7 ms
-// without prefetching on the 2-core Xeon, see the issue note for with).
+// without prefetching on the 2-core Xeon; with it, docs/performance.md).
 constexpr int64_t kSegmentPrefetchRows = 8;
 
 // segment_*: a run's columns are reduced in tiles of up to 32 with the
@@ -119,4 +121,4 @@ constexpr int64_t kSortedRunsChunkRows = 16384;
 
 }  // namespace tf_scatter_ops
 
-#endif  // TF_SCATTER_OPS_CPU_THRESHOLDS_H_
+#endif  // TF_SCATTER_OPS_CC_KERNELS_CPU_THRESHOLDS_H_

@@ -22,7 +22,7 @@ namespace tf_scatter_ops {
 namespace gpu {
 
 // out[nslots, slice] = init per `mode` (kCopy: a copy of `init`; kInPlace:
-// out already holds the tensor, or a segment's identity), arg[nslots, slice]
+// out already holds the tensor, or an empty segment's value), arg[nslots, slice]
 // = -1, then each update row offered to its slot's elements with Op
 // (ArgMaxOp, ArgMinOp): an update that takes an element leaves its value and
 // its row there. `seeded`: the initial values stay unless an update takes

@@ -78,7 +78,7 @@ __global__ void GroupwiseForwardKernel(const Key* keys, const Key* rows, const K
       y[run.SegmentAt()] = Narrow<T>(groupwise::Moment<kF>(
           squares, groupwise::VarDivisor<C>(run.Count(), ddof)));
     } else {
-      C m = -fp::Infinity<C>();
+      C m = Identity<MaxOp, C>();
       for (int64_t q = run.first; q < run.end; ++q) MaxOp::Apply(m, X(q));
       const C shift = groupwise::Shift(m);
       const C sum =
@@ -150,7 +150,7 @@ __global__ void GroupwiseBackwardKernel(const Key* keys, const Key* rows, const 
 template <typename T, typename C, Groupwise kF>
 T EmptySegmentValue(int64_t ddof) {
   if constexpr (kF == Groupwise::kLogSumExp) {
-    return Narrow<T>(groupwise::LogSumExp(groupwise::Shift(-fp::Infinity<C>()), C(0)));
+    return Narrow<T>(groupwise::LogSumExp(groupwise::Shift(Identity<MaxOp, C>()), C(0)));
   } else {
     return Narrow<T>(groupwise::Moment<kF>(C(0), groupwise::VarDivisor<C>(0, ddof)));
   }

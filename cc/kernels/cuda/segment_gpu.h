@@ -40,7 +40,7 @@ struct SegmentCall {
 template <typename T, typename Op, Order kOrder, typename A>
 const char* SortedSegment(const SegmentCall& call, const T* data, T gap, T* out);
 
-// out[0, n) = value (the unsorted segment reductions' identity).
+// out[0, n) = value (an empty unsorted segment's value: UnsortedSegmentEmpty).
 template <typename T>
 const char* Fill(void* stream, T* out, int64_t n, T value);
 

@@ -1,6 +1,6 @@
-// GPU segment_* (sorted ids, index order) and the identity fill of the
-// unsorted segment reductions, on the real numbers (the complex products and
-// means: complex_gpu.cu.cc).
+// GPU segment_* (sorted ids, index order) and the fill of the unsorted
+// segment reductions' empty segments (UnsortedSegmentEmpty), on the real
+// numbers (the complex products and means: complex_gpu.cu.cc).
 #include "cuda/segment_gpu.cuh"
 
 namespace tf_scatter_ops {

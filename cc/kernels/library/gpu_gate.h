@@ -10,8 +10,8 @@
 // registered: TensorFlow places the ops on the CPU, where they work.
 //
 // Includes neither TensorFlow nor CUDA.
-#ifndef TF_SCATTER_OPS_CC_KERNELS_GPU_GATE_H_
-#define TF_SCATTER_OPS_CC_KERNELS_GPU_GATE_H_
+#ifndef TF_SCATTER_OPS_CC_KERNELS_LIBRARY_GPU_GATE_H_
+#define TF_SCATTER_OPS_CC_KERNELS_LIBRARY_GPU_GATE_H_
 
 #include <string>
 #include <vector>
@@ -67,4 +67,4 @@ inline bool GpuKernelsRegistered() { return ProcessGpuDecision().registered; }
 
 }  // namespace tf_scatter_ops
 
-#endif  // TF_SCATTER_OPS_CC_KERNELS_GPU_GATE_H_
+#endif  // TF_SCATTER_OPS_CC_KERNELS_LIBRARY_GPU_GATE_H_

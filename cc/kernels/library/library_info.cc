@@ -3,12 +3,14 @@
 // XLA kernels (read from the file before it is loaded), and, once loaded, the
 // ISA its vectorised loops use and the best the CPU has (cpu_features.h),
 // what the GPU gate found and decided (gpu_gate.h; tf_scatter_ops/gpu.py),
-// and the op table (op_table.h; tf_scatter_ops/_table.py).
+// the op table (op_table.h; tf_scatter_ops/_table.py) and the policies the
+// kernels implement (kernel_policies.h).
 #include <string>
 
 #include "common/dtypes.h"
 #include "cpu/cpu_features.h"
 #include "library/gpu_gate.h"
+#include "ops/kernel_policies.h"
 #include "ops/op_table.h"
 
 // Marks the .so with the TensorFlow it was compiled against (the build
@@ -71,4 +73,21 @@ tf_scatter_ops_gpu_decide(const char* facts) {
 extern "C" __attribute__((used, visibility("default"))) const char*
 tf_scatter_ops_op_table() {
   return TFSO_OPS(TFSO_ROW_TEXT);
+}
+
+// The bad_indices_policy values the kernels implement, each followed by a
+// newline: a line per policy, in the list's order, the first one empty (the
+// policy ''): "\nDEFAULT\nERROR\nIGNORE\n". Python's str.splitlines() gives
+// ['', 'DEFAULT', 'ERROR', 'IGNORE']. No name holds a newline.
+extern "C" __attribute__((used, visibility("default"))) const char*
+tf_scatter_ops_kernel_policies() {
+  static const std::string* text = [] {
+    auto* t = new std::string;
+    for (const tf_scatter_ops::KernelPolicy& p : tf_scatter_ops::kKernelPolicies) {
+      *t += p.name;
+      *t += '\n';
+    }
+    return t;
+  }();
+  return text->c_str();
 }

@@ -7,8 +7,8 @@
 //
 //   #include "register/register_kernels.h"
 //   TFSO_REGISTER_ROW(TensorScatterAdd)
-#ifndef TF_SCATTER_OPS_CC_KERNELS_REGISTER_KERNELS_H_
-#define TF_SCATTER_OPS_CC_KERNELS_REGISTER_KERNELS_H_
+#ifndef TF_SCATTER_OPS_CC_KERNELS_REGISTER_REGISTER_KERNELS_H_
+#define TF_SCATTER_OPS_CC_KERNELS_REGISTER_REGISTER_KERNELS_H_
 
 // TensorFlow's variable helpers run Eigen on the CPU thread pool
 // (variable_kernels.h): before the first Eigen header.
@@ -180,4 +180,4 @@ bool RegisterRow(Types<Ts...>) {
   }                                                                            \
   }
 
-#endif  // TF_SCATTER_OPS_CC_KERNELS_REGISTER_KERNELS_H_
+#endif  // TF_SCATTER_OPS_CC_KERNELS_REGISTER_REGISTER_KERNELS_H_

@@ -8,7 +8,8 @@
 //   unsorted_segment_{...}: unsorted_segment_*'s (negative ids dropped, an id
 //     >= num_segments TensorFlow's error unless IGNORE); positions count the
 //     data rows (segment_ids' elements, row-major); an empty segment holds
-//     the reduction's identity (lowest() for max, highest() for min).
+//     unsorted_segment_max's (min's) value (UnsortedSegmentEmpty,
+//     common/reducers.h: lowest() for max, highest() for min).
 //
 // On a GPU the CUDA core (cuda/arg_gpu.h: the same rule, each element's
 // updates in row order, so the CPU's bits), with the ids and indices on the
@@ -53,9 +54,10 @@ Status CpuArgScatter(OpKernelContext* c, const Tensor& indices, const ScatterFor
   return BadRowError(indices, f, bad, target, false);
 }
 
-// The segment reduction whose identity an arg reduction's empty segment holds.
+// The segment reduction whose empty segment an arg reduction's empty segment
+// holds (UnsortedSegmentEmpty).
 template <typename Op>
-using ArgIdentityOp =
+using ArgSegmentOf =
     std::conditional_t<std::is_same<Op, ArgMaxOp>::value, SegmentMaxOp, SegmentMinOp>;
 
 // The arg cores per backend: Scatter (out holds the tensor: in place, or
@@ -82,10 +84,10 @@ struct CpuArgs {
   static Status Segment(OpKernelContext* c, const Tensor& ids, const ScatterForm& f,
                         const TensorShape& shape, bool ignore, const Tensor& data, Tensor* out,
                         Tensor* arg) {
-    const T identity = SegmentIdentity<T, ArgIdentityOp<Op>>();
+    const T empty = UnsortedSegmentEmpty<ArgSegmentOf<Op>, T>();
     T* values = out->flat<T>().data();
     CpuParallel(c).For(out->NumElements(), 1, [&](int64_t b, int64_t e) {
-      std::fill(values + b, values + e, identity);
+      std::fill(values + b, values + e, empty);
     });
     return CpuArgScatter<T, Op>(c, ids, f, shape, ignore, /*segment=*/true, data, out, arg);
   }
@@ -118,9 +120,9 @@ struct GpuArgs {
     TF_RETURN_IF_ERROR(PrepareGpuCall(ids, f, shape, ignore, &s));
     s.call.drop_negative = true;
     E* values = As<E>(out->flat<T>().data());
-    const T identity = SegmentIdentity<T, ArgIdentityOp<Op>>();
+    const T empty = UnsortedSegmentEmpty<ArgSegmentOf<Op>, T>();
     const char* error = gpu::Fill<E>(s.call.stream, values, out->NumElements(),
-                                     BitCast<E>(identity));
+                                     BitCast<E>(empty));
     if (error == nullptr) {
       error = gpu::ArgScatter<E, Op>(s.call, /*seeded=*/false, As<E>(data.flat<T>().data()),
                                      nullptr, Init::kInPlace, values,

@@ -2,8 +2,8 @@
 // canonical cores, through a backend per device (CPU: cpu/scatter_cpu.h and
 // gather_cpu.h; GPU: cuda/scatter_gpu.h). register_kernels.h registers them
 // per row of the op table.
-#ifndef TF_SCATTER_OPS_CC_KERNELS_SCATTER_KERNELS_H_
-#define TF_SCATTER_OPS_CC_KERNELS_SCATTER_KERNELS_H_
+#ifndef TF_SCATTER_OPS_CC_KERNELS_TF_SCATTER_KERNELS_H_
+#define TF_SCATTER_OPS_CC_KERNELS_TF_SCATTER_KERNELS_H_
 
 #include <cstdint>
 #include <type_traits>
@@ -237,4 +237,4 @@ class GatherNdOp : public PolicyKernel {
 
 }  // namespace tf_scatter_ops
 
-#endif  // TF_SCATTER_OPS_CC_KERNELS_SCATTER_KERNELS_H_
+#endif  // TF_SCATTER_OPS_CC_KERNELS_TF_SCATTER_KERNELS_H_

@@ -1,4 +1,7 @@
-// TensorFlow's segment reductions on the CPU cores.
+// TensorFlow's segment reductions on the CPU and CUDA cores (CpuSegments,
+// GpuSegments). Their shape rules and messages are ops/shape_checks.h's
+// (rules::UnsortedSegment, SortedSegment, SparseSegment), shared with the
+// ops' shape functions; the ids' rules and messages are here.
 //
 // Unsorted (unsorted_segment_*): segment ids are
 // depth-1 indices into an output viewed as [num_segments, slice], so
@@ -6,15 +9,16 @@
 // their ids with the row's reducer, in row order, on the same parallel
 // strategies as the scatters. What differs from a scatter:
 //
-// - the output starts at the reduction's identity (TensorFlow's values for
-//   an empty segment: 0, 1 for prod, lowest() for max, highest() for min);
+// - the output starts at TensorFlow's value for an empty segment
+//   (UnsortedSegmentEmpty, common/reducers.h: lowest() for max, not -inf);
 // - negative ids are dropped, as TensorFlow drops them, whatever the policy;
 //   an id >= num_segments is TensorFlow's error naming the first one, unless
 //   "IGNORE" (then dropped too).
 //
 // Sorted (segment_*, sparse_segment_*): the ids are validated into runs
 // (SortedRuns, SparseRuns) and each run reduced by the sorted core
-// (cpu/segment_cpu.h), with TensorFlow's errors for ids that are not sorted;
+// (cpu/segment_cpu.h, cuda/segment_gpu.h; an empty segment holds
+// SortedSegmentEmpty), with TensorFlow's errors for ids that are not sorted;
 // "IGNORE" drops the ids out of range (negative ones, or for sparse_segment_*
 // ids >= num_segments and indices out of data's rows) instead of failing.
 #ifndef TF_SCATTER_OPS_CC_KERNELS_TF_SEGMENT_KERNELS_H_
@@ -38,20 +42,6 @@
 #include "tensorflow/core/framework/tensor_shape.h"
 
 namespace tf_scatter_ops {
-
-// What an empty segment holds.
-template <typename T, typename Op>
-T SegmentIdentity() {
-  if constexpr (std::is_same<Op, MulOp>::value) {
-    return T(1);
-  } else if constexpr (std::is_same<Op, SegmentMaxOp>::value) {
-    return Eigen::NumTraits<T>::lowest();
-  } else if constexpr (std::is_same<Op, SegmentMinOp>::value) {
-    return Eigen::NumTraits<T>::highest();
-  } else {
-    return T(0);
-  }
-}
 
 // The first id >= num_segments from row `from` on, as TensorFlow's error;
 // OK if there is none (the core's bad rows from `from` on were negative).
@@ -77,38 +67,6 @@ Status CpuSegment(const Tensor& ids, const ScatterForm& f, const TensorShape& ta
   if (bad == kNoScratch) return scratch.status();
   if (bad < 0 || ignore) return absl::OkStatus();
   return FirstSegmentIdOutOfRange(ids, bad, f.nslots);
-}
-
-// num_segments' value (int32 or int64 scalar, checked by the caller).
-inline int64_t ScalarInt64(const Tensor& t) {
-  return t.dtype() == ::tensorflow::DT_INT32 ? t.scalar<int32_t>()() : t.scalar<int64_t>()();
-}
-
-// unsorted_segment_*'s checks of data, segment_ids and num_segments, in
-// TensorFlow's order and words, and its output: [num_segments] +
-// data.shape[ids.rank:], `slice` elements a row (a shape whose element count
-// overflows is TensorFlow's error, never a CHECK).
-inline Status UnsortedSegmentOutput(const Tensor& data, const Tensor& ids,
-                                    const Tensor& num_segments, TensorShape* shape,
-                                    int64_t* slice) {
-  if (!::tensorflow::TensorShapeUtils::IsScalar(num_segments.shape())) {
-    return absl::InvalidArgumentError(absl::StrCat("num_segments should be a scalar, not shape ",
-                                                   num_segments.shape().DebugString()));
-  }
-  if (!::tensorflow::TensorShapeUtils::StartsWith(data.shape(), ids.shape())) {
-    return absl::InvalidArgumentError(
-        messages::SegmentIdsNotPrefix(data.shape().DebugString(), ids.shape().DebugString()));
-  }
-  const int64_t num = ScalarInt64(num_segments);
-  if (num < 0) return absl::InvalidArgumentError(messages::NegativeNumSegments(num));
-  *shape = TensorShape();
-  TF_RETURN_IF_ERROR(shape->AddDimWithStatus(num));
-  for (int d = ids.dims(); d < data.dims(); ++d) {
-    TF_RETURN_IF_ERROR(shape->AddDimWithStatus(data.dim_size(d)));
-  }
-  *slice = 1;  // no overflow: a factor of data's element count
-  for (int d = ids.dims(); d < data.dims(); ++d) *slice *= data.dim_size(d);
-  return absl::OkStatus();
 }
 
 // unsorted_segment_{sum,prod,min,max}: inputs data, segment_ids, num_segments
@@ -191,13 +149,7 @@ class SortedSegmentOp : public PolicyKernel {
   void Compute(OpKernelContext* c) override {
     const Tensor& data = c->input(0);
     const Tensor& ids = c->input(1);
-    OP_REQUIRES(c, data.dims() >= 1,
-                absl::InvalidArgumentError(messages::SegmentDataRank(/*sparse=*/false)));
-    OP_REQUIRES(c, ::tensorflow::TensorShapeUtils::IsVector(ids.shape()),
-                absl::InvalidArgumentError("segment_ids should be a vector."));
-    OP_REQUIRES(c, ids.NumElements() == data.dim_size(0),
-                absl::InvalidArgumentError(
-                    "segment_ids should be the same size as dimension 0 of input."));
+    OP_REQUIRES_OK(c, CheckSortedSegment(data.shape(), ids.shape()));
     int64_t nsegments = 0, slice = 1;
     OP_REQUIRES_OK(c, SortedOutputRows(ids, /*num_segments=*/-1, ignore_, &nsegments));
     TensorShape shape;
@@ -210,9 +162,9 @@ class SortedSegmentOp : public PolicyKernel {
     Tensor* out = nullptr;
     OP_REQUIRES_OK(c, c->allocate_output(0, shape, &out));
     if (out->NumElements() == 0) return;
-    const T gap = std::is_same<Op, MulOp>::value ? T(1) : T(0);
     OP_REQUIRES_OK(c, (Backend::template Sorted<T, Op, Order::kIndex, T>(
-                          c, runs, data, nullptr, slice, nsegments, gap, out)));
+                          c, runs, data, nullptr, slice, nsegments, SortedSegmentEmpty<Op, T>(),
+                          out)));
   }
 };
 
@@ -229,22 +181,10 @@ class SparseSegmentOp : public PolicyKernel {
     const Tensor& indices = c->input(1);
     const Tensor& ids = c->input(2);
     const Tensor& num_segments = c->input(3);
-    // TensorFlow's checks in its order; num_segments = -1 is the wrappers'
-    // "not given" (any other negative value is TensorFlow's error).
-    OP_REQUIRES(c, ::tensorflow::TensorShapeUtils::IsScalar(num_segments.shape()),
-                absl::InvalidArgumentError(absl::StrCat(
-                    "num_segments should be a scalar, not shape ",
-                    num_segments.shape().DebugString())));
-    const int64_t num = ScalarInt64(num_segments);
-    OP_REQUIRES(c, num >= -1, absl::InvalidArgumentError(messages::NegativeSegmentIds()));
-    OP_REQUIRES(c, ::tensorflow::TensorShapeUtils::IsVector(indices.shape()),
-                absl::InvalidArgumentError("indices should be a vector."));
-    OP_REQUIRES(c, ::tensorflow::TensorShapeUtils::IsVector(ids.shape()),
-                absl::InvalidArgumentError("segment_ids should be a vector."));
-    OP_REQUIRES(c, indices.NumElements() == ids.NumElements(),
-                absl::InvalidArgumentError("segment_ids and indices should have same size."));
-    OP_REQUIRES(c, data.dims() >= 1,
-                absl::InvalidArgumentError(messages::SegmentDataRank(/*sparse=*/true)));
+    // num_segments = -1 is the wrappers' "not given".
+    int64_t num = -1;
+    OP_REQUIRES_OK(c, CheckSparseSegment(data.shape(), indices.shape(), ids.shape(),
+                                         num_segments, &num));
     int64_t nsegments = 0, slice = 1;
     OP_REQUIRES_OK(c, SortedOutputRows(ids, num, ignore_, &nsegments));
     TensorShape shape;
@@ -257,7 +197,8 @@ class SparseSegmentOp : public PolicyKernel {
     OP_REQUIRES_OK(c, c->allocate_output(0, shape, &out));
     if (out->NumElements() == 0) return;
     OP_REQUIRES_OK(c, (Backend::template Sorted<T, Op, Order::kGroups8, SegmentAccumulator<T>>(
-                          c, runs, data, rows.data(), slice, nsegments, T(0), out)));
+                          c, runs, data, rows.data(), slice, nsegments,
+                          SortedSegmentEmpty<Op, T>(), out)));
   }
 };
 
@@ -273,7 +214,7 @@ struct CpuSegments {
     T* o = out->flat<T>().data();
     Init mode = Init::kZero;
     if constexpr (!std::is_same<Op, AddOp>::value) {
-      std::fill(o, o + out->NumElements(), SegmentIdentity<T, Op>());
+      std::fill(o, o + out->NumElements(), UnsortedSegmentEmpty<Op, T>());
       mode = Init::kInPlace;
     }
     TfScratch scratch(c);
@@ -318,8 +259,8 @@ struct GpuSegments {
     E* o = As<E>(out->flat<T>().data());
     Init mode = Init::kZero;
     if constexpr (!std::is_same<Op, AddOp>::value) {
-      const T identity = SegmentIdentity<T, Op>();
-      const char* error = gpu::Fill<E>(s.call.stream, o, out->NumElements(), BitCast<E>(identity));
+      const T empty = UnsortedSegmentEmpty<Op, T>();
+      const char* error = gpu::Fill<E>(s.call.stream, o, out->NumElements(), BitCast<E>(empty));
       if (error != nullptr) return GpuSegmentStatus(s, error, ids.shape());
       mode = Init::kInPlace;
     }

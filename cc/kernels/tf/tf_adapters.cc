@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "cpu/chunked_loop.h"
+#include "ops/kernel_policies.h"
 #include "ops/shape_checks.h"
 #include "tensorflow/core/framework/allocator.h"
 #include "tensorflow/core/framework/types.h"
@@ -49,15 +50,12 @@ Status WithIndexType(const Tensor& indices, F&& f) {
 Status ParseBadIndicesPolicy(OpKernelConstruction* c, bool* ignore) {
   std::string policy;
   TF_RETURN_IF_ERROR(c->GetAttr("bad_indices_policy", &policy));
-  if (policy.empty() || policy == "DEFAULT" || policy == "ERROR") {
-    *ignore = false;
-  } else if (policy == "IGNORE") {
-    *ignore = true;
-  } else {
-    return InvalidArgumentError(StrCat(
-        "Unknown bad_indices_policy '", policy,
-        "': expected '', 'DEFAULT', 'ERROR' or 'IGNORE' (upper case)"));
+  const KernelPolicy* known = FindKernelPolicy(policy);
+  if (known == nullptr) {
+    return InvalidArgumentError(StrCat("Unknown bad_indices_policy '", policy, "': expected ",
+                                       KernelPolicyNames(), " (upper case)"));
   }
+  *ignore = known->ignore;
   return absl::OkStatus();
 }
 

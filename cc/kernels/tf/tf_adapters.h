@@ -3,8 +3,8 @@
 // CUDA core, the "first bad row" error, scratch from allocate_temp, and the
 // intra-op thread pool as a Parallel. Compiled once (tf_adapters.cc), not
 // per dtype.
-#ifndef TF_SCATTER_OPS_CC_KERNELS_TF_ADAPTERS_H_
-#define TF_SCATTER_OPS_CC_KERNELS_TF_ADAPTERS_H_
+#ifndef TF_SCATTER_OPS_CC_KERNELS_TF_TF_ADAPTERS_H_
+#define TF_SCATTER_OPS_CC_KERNELS_TF_TF_ADAPTERS_H_
 
 #include <cstdint>
 #include <vector>
@@ -28,7 +28,9 @@ using ::tensorflow::OpKernelContext;
 using ::tensorflow::Tensor;
 using ::tensorflow::TensorShape;
 
-// bad_indices_policy: "", "DEFAULT", "ERROR" raise; "IGNORE" drops rows.
+// bad_indices_policy, one of ops/kernel_policies.h: *ignore for "IGNORE"
+// (drop bad rows), not for "", "DEFAULT" and "ERROR" (raise); any other
+// value is an InvalidArgumentError naming it and the policies.
 Status ParseBadIndicesPolicy(OpKernelConstruction* c, bool* ignore);
 
 // A call of the CPU core (cpu/cpu_call.h) for `indices` into `target`; holds
@@ -130,4 +132,4 @@ Status GpuCallStatus(const GpuCallState& s, const char* error,
 
 }  // namespace tf_scatter_ops
 
-#endif  // TF_SCATTER_OPS_CC_KERNELS_TF_ADAPTERS_H_
+#endif  // TF_SCATTER_OPS_CC_KERNELS_TF_TF_ADAPTERS_H_

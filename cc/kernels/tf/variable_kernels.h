@@ -10,8 +10,8 @@
 // with use_locking (and always for strings), shared otherwise. Unlike
 // TensorFlow's kernels, a call with a bad row writes nothing: the cores check
 // every row before their first write.
-#ifndef TF_SCATTER_OPS_CC_KERNELS_VARIABLE_KERNELS_H_
-#define TF_SCATTER_OPS_CC_KERNELS_VARIABLE_KERNELS_H_
+#ifndef TF_SCATTER_OPS_CC_KERNELS_TF_VARIABLE_KERNELS_H_
+#define TF_SCATTER_OPS_CC_KERNELS_TF_VARIABLE_KERNELS_H_
 
 // TensorFlow's copy-on-write helper copies with an Eigen CPU device.
 #ifndef EIGEN_USE_THREADS
@@ -154,4 +154,4 @@ class ResourceGatherNdOp : public PolicyKernel {
 
 }  // namespace tf_scatter_ops
 
-#endif  // TF_SCATTER_OPS_CC_KERNELS_VARIABLE_KERNELS_H_
+#endif  // TF_SCATTER_OPS_CC_KERNELS_TF_VARIABLE_KERNELS_H_

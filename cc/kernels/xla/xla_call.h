@@ -2,8 +2,8 @@
 // (xla_kernels.cc) and reads when it runs (xla_targets.h): the canonical form,
 // the shapes its error messages name, the indices' dtype and the policy,
 // carried in the call's opaque string. Names the target of each op and dtype.
-#ifndef TF_SCATTER_OPS_CC_KERNELS_XLA_CALL_H_
-#define TF_SCATTER_OPS_CC_KERNELS_XLA_CALL_H_
+#ifndef TF_SCATTER_OPS_CC_KERNELS_XLA_XLA_CALL_H_
+#define TF_SCATTER_OPS_CC_KERNELS_XLA_XLA_CALL_H_
 
 #include <string>
 
@@ -31,4 +31,4 @@ std::string XlaTargetName(const char* op, ::tensorflow::DataType dtype);
 
 }  // namespace tf_scatter_ops
 
-#endif  // TF_SCATTER_OPS_CC_KERNELS_XLA_CALL_H_
+#endif  // TF_SCATTER_OPS_CC_KERNELS_XLA_XLA_CALL_H_

@@ -11,8 +11,8 @@
 // Every function takes the operands in TensorFlow's N-d form (indices
 // [outer..., depth]), which XLA's dimension numbers express without reshapes,
 // so dynamic dimensions need no special case. Built when TFSO_XLA is set.
-#ifndef TF_SCATTER_OPS_CC_KERNELS_XLA_HLO_H_
-#define TF_SCATTER_OPS_CC_KERNELS_XLA_HLO_H_
+#ifndef TF_SCATTER_OPS_CC_KERNELS_XLA_XLA_HLO_H_
+#define TF_SCATTER_OPS_CC_KERNELS_XLA_XLA_HLO_H_
 
 #if TFSO_XLA
 
@@ -42,4 +42,4 @@ absl::Status HloCheckIndices(xla::XlaOp indices, xla::XlaOp target, bool gather)
 }  // namespace tf_scatter_ops
 
 #endif  // TFSO_XLA
-#endif  // TF_SCATTER_OPS_CC_KERNELS_XLA_HLO_H_
+#endif  // TF_SCATTER_OPS_CC_KERNELS_XLA_XLA_HLO_H_

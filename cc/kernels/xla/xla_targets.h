@@ -4,8 +4,8 @@
 // table and value type next to its kernels, so the targets share the
 // kernels' instantiations. Built when TFSO_XLA is set
 // (tools/tf_flags.py).
-#ifndef TF_SCATTER_OPS_CC_KERNELS_XLA_TARGETS_H_
-#define TF_SCATTER_OPS_CC_KERNELS_XLA_TARGETS_H_
+#ifndef TF_SCATTER_OPS_CC_KERNELS_XLA_XLA_TARGETS_H_
+#define TF_SCATTER_OPS_CC_KERNELS_XLA_XLA_TARGETS_H_
 
 #if TFSO_XLA
 
@@ -85,4 +85,4 @@ void GatherNdTarget(void* out, const void** in, const char* opaque, size_t size,
 
 #endif  // TFSO_XLA
 
-#endif  // TF_SCATTER_OPS_CC_KERNELS_XLA_TARGETS_H_
+#endif  // TF_SCATTER_OPS_CC_KERNELS_XLA_XLA_TARGETS_H_

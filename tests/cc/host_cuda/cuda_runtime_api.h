@@ -9,8 +9,8 @@
 // stream is a host thread that runs its work in call order, asynchronously to
 // the caller, as a GPU would (the legacy default stream and blocking streams
 // share one queue; non-blocking streams have their own).
-#ifndef TFSO_TESTS_HOST_CUDA_CUDA_RUNTIME_API_H_
-#define TFSO_TESTS_HOST_CUDA_CUDA_RUNTIME_API_H_
+#ifndef TF_SCATTER_OPS_TESTS_CC_HOST_CUDA_CUDA_RUNTIME_API_H_
+#define TF_SCATTER_OPS_TESTS_CC_HOST_CUDA_CUDA_RUNTIME_API_H_
 
 #ifndef TFSO_HOST_CUDA
 #error "tests/cc/host_cuda/ is the host build's CUDA runtime: build with -DTFSO_HOST_CUDA"
@@ -118,4 +118,4 @@ cudaError_t cudaEventSynchronize(cudaEvent_t event);
 cudaError_t cudaEventQuery(cudaEvent_t event);
 cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end);
 
-#endif  // TFSO_TESTS_HOST_CUDA_CUDA_RUNTIME_API_H_
+#endif  // TF_SCATTER_OPS_TESTS_CC_HOST_CUDA_CUDA_RUNTIME_API_H_

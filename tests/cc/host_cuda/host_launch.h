@@ -12,8 +12,8 @@
 // intrinsics (none of them is defined here, so such a kernel does not build).
 // Each pointer argument must be null or point into memory from cudaMalloc:
 // a host pointer handed to a kernel stops the program with a message.
-#ifndef TFSO_TESTS_HOST_CUDA_HOST_LAUNCH_H_
-#define TFSO_TESTS_HOST_CUDA_HOST_LAUNCH_H_
+#ifndef TF_SCATTER_OPS_TESTS_CC_HOST_CUDA_HOST_LAUNCH_H_
+#define TF_SCATTER_OPS_TESTS_CC_HOST_CUDA_HOST_LAUNCH_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -183,4 +183,4 @@ inline double atomicAdd(double* a, double v) {
 
 inline long long clock64() { return ::tfso_host::Nanoseconds(); }
 
-#endif  // TFSO_TESTS_HOST_CUDA_HOST_LAUNCH_H_
+#endif  // TF_SCATTER_OPS_TESTS_CC_HOST_CUDA_HOST_LAUNCH_H_

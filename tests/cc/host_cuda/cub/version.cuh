@@ -1,8 +1,8 @@
 // Host stand-in for CUB's version header (tests/cc/host_cuda/README.md): the
 // version the stand-in's algorithms behave as (64-bit item counts, as CUB 2.5
 // and newer), and the namespace macros (CUB_WRAPPED_NAMESPACE as in CUB).
-#ifndef TFSO_TESTS_HOST_CUDA_CUB_VERSION_CUH_
-#define TFSO_TESTS_HOST_CUDA_CUB_VERSION_CUH_
+#ifndef TF_SCATTER_OPS_TESTS_CC_HOST_CUDA_CUB_VERSION_CUH_
+#define TF_SCATTER_OPS_TESTS_CC_HOST_CUDA_CUB_VERSION_CUH_
 
 #define CUB_VERSION 200800
 
@@ -20,4 +20,4 @@
 #define CUB_NAMESPACE_END }
 #endif
 
-#endif  // TFSO_TESTS_HOST_CUDA_CUB_VERSION_CUH_
+#endif  // TF_SCATTER_OPS_TESTS_CC_HOST_CUDA_CUB_VERSION_CUH_

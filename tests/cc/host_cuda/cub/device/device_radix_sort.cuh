@@ -6,8 +6,8 @@
 // temp storage only sizes it (no stream work); otherwise the sort is queued
 // on the stream and uses the temp storage it asked for (two alternate
 // buffers), so a caller that gives less, or host pointers, is stopped.
-#ifndef TFSO_TESTS_HOST_CUDA_CUB_DEVICE_DEVICE_RADIX_SORT_CUH_
-#define TFSO_TESTS_HOST_CUDA_CUB_DEVICE_DEVICE_RADIX_SORT_CUH_
+#ifndef TF_SCATTER_OPS_TESTS_CC_HOST_CUDA_CUB_DEVICE_DEVICE_RADIX_SORT_CUH_
+#define TF_SCATTER_OPS_TESTS_CC_HOST_CUDA_CUB_DEVICE_DEVICE_RADIX_SORT_CUH_
 
 #include <cstddef>
 #include <cstdint>
@@ -108,4 +108,4 @@ struct DeviceRadixSort {
 
 CUB_NAMESPACE_END
 
-#endif  // TFSO_TESTS_HOST_CUDA_CUB_DEVICE_DEVICE_RADIX_SORT_CUH_
+#endif  // TF_SCATTER_OPS_TESTS_CC_HOST_CUDA_CUB_DEVICE_DEVICE_RADIX_SORT_CUH_

@@ -3,8 +3,8 @@
 // project: the items whose flag is non-zero, in input order, and their count
 // written to *d_num_selected_out, queued on the stream. A call with null temp
 // storage only sizes it.
-#ifndef TFSO_TESTS_HOST_CUDA_CUB_DEVICE_DEVICE_SELECT_CUH_
-#define TFSO_TESTS_HOST_CUDA_CUB_DEVICE_DEVICE_SELECT_CUH_
+#ifndef TF_SCATTER_OPS_TESTS_CC_HOST_CUDA_CUB_DEVICE_DEVICE_SELECT_CUH_
+#define TF_SCATTER_OPS_TESTS_CC_HOST_CUDA_CUB_DEVICE_DEVICE_SELECT_CUH_
 
 #include <cstddef>
 #include <cstdint>
@@ -69,4 +69,4 @@ struct DeviceSelect {
 
 CUB_NAMESPACE_END
 
-#endif  // TFSO_TESTS_HOST_CUDA_CUB_DEVICE_DEVICE_SELECT_CUH_
+#endif  // TF_SCATTER_OPS_TESTS_CC_HOST_CUDA_CUB_DEVICE_DEVICE_SELECT_CUH_
