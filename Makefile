@@ -64,6 +64,7 @@ GPU_LDFLAGS := -L$(CUDA_HOME)/lib64 -l:libcudart_static.a -Wl,--exclude-libs,lib
 endif
 
 .PHONY: all library install demo test test-python bench bazel clean
+.DEFAULT_GOAL := all  # (the include files of mk/*.mk define rules before this one)
 all: $(SO)
 # The library alone, with whichever TensorFlow PY imports (setup.py).
 library: $(SO)

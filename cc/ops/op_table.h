@@ -3,7 +3,7 @@
 // (cc/ops/scatter_ops.cc), the CPU, GPU and XLA kernels and targets (one
 // registration unit per row, kernels_<op>.cc; xla_kernels.cc), and what
 // Python iterates over (library_info.cc hands the rows to
-// tf_scatter_ops/_table.py: the wrappers, the variable methods, the patch,
+// tf_scatter_ops/_base/table.py: the wrappers, the variable methods, the patch,
 // the gradients and the tests). TensorFlow-free.
 //
 // TFSO_OPS(X) expands X(OP, PY, KIND, REDUCER, DTYPES, VARIABLE, GRADIENT, TF,
@@ -37,7 +37,7 @@
 //   TF        TensorFlow's op of the same meaning (under XLA where ours do not
 //             apply, and for parity tests), or `none` (then the wrapper builds
 //             the function from TensorFlow's ops there: a tensor
-//             scatter's in _stock_forms.scatter_product)
+//             scatter's in tf_scatter_ops/_dispatch/forms.py, scatter_product)
 //   ALIAS     TensorFlow's second Python name for it, or `none`
 //
 // Adding an op: a row here, its reducer in common/reducers.h if it is new,

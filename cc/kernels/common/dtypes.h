@@ -6,7 +6,7 @@
 //   cc/ops/scatter_ops.cc     the ops' type attrs ("T: {bfloat16, half, ...}")
 //   register_kernels.h        a CPU and a GPU kernel per dtype, through
 //                             TensorFlow's TF_CALL_<name>(m)
-//   library_info.cc           the names, for tf_scatter_ops/_table.py
+//   library_info.cc           the names, for tf_scatter_ops/_base/table.py
 //   cuda/scatter_gpu.h        the CUDA core's instantiations, on its own
 //                             element types (gpu::dtype_<name>)
 #ifndef TF_SCATTER_OPS_CC_KERNELS_COMMON_DTYPES_H_

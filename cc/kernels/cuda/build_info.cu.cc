@@ -4,7 +4,7 @@
 // also goes in as PTX. The runtime is the one this library's calls reach
 // (cudaRuntimeGetVersion needs no driver): the static cudart linked inside
 // the library, unless a build let the linker bind the calls elsewhere
-// (TensorFlow's own runtime), which tests/library_link.py checks.
+// (TensorFlow's own runtime), which tests/helpers/library_link.py checks.
 #include <cuda_runtime_api.h>
 
 #include "cuda/scatter_gpu.h"

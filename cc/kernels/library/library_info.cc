@@ -1,9 +1,9 @@
-// What the library tells Python about itself (tf_scatter_ops/_loader.py and
-// _stamp.py): the TensorFlow it was built against and whether it has GPU and
+// What the library tells Python about itself (tf_scatter_ops/_base/library.py and
+// _base/stamp.py): the TensorFlow it was built against and whether it has GPU and
 // XLA kernels (read from the file before it is loaded), and, once loaded, the
 // ISA its vectorised loops use and the best the CPU has (cpu_features.h),
 // what the GPU gate found and decided (gpu_gate.h; tf_scatter_ops/gpu.py),
-// the op table (op_table.h; tf_scatter_ops/_table.py) and the policies the
+// the op table (op_table.h; tf_scatter_ops/_base/table.py) and the policies the
 // kernels implement (kernel_policies.h).
 #include <string>
 

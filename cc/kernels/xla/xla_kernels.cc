@@ -10,7 +10,7 @@
 //
 // Gathers run XLA's where a consumer could fuse them (our call cannot be
 // fused); a large row gather that nothing fuses (the wrappers mark it, see
-// tf_scatter_ops/xla_sites.py) runs ours, which is faster than XLA's gather
+// tf_scatter_ops/_dispatch/xla_sites.py) runs ours, which is faster than XLA's gather
 // on its own. TF_SCATTER_OPS_XLA=ours or =xla forces one of them where it
 // applies (for comparisons); unset or "auto" chooses as above.
 //
@@ -51,7 +51,7 @@ constexpr char kPrefix[] = "TfScatter>";
 // When our kernel runs instead of XLA's instruction: kXlaOurs* in
 // cpu/thresholds.h, with the measurements that set them.
 
-// The attrs the Python wrappers set (tf_scatter_ops/xla_sites.py): on a
+// The attrs the Python wrappers set (tf_scatter_ops/_dispatch/xla_sites.py): on a
 // tensor_scatter whose input is an argument of the compiled function outside
 // any loop (XLA would copy it before an in-place call; our core copies it
 // faster, in the same pass as the updates, into an output of its own), and
