@@ -64,7 +64,8 @@ GPU_LDFLAGS := -L$(CUDA_HOME)/lib64 -l:libcudart_static.a -Wl,--exclude-libs,lib
 endif
 
 .PHONY: all library install demo test test-python bench bazel clean
-.DEFAULT_GOAL := all  # (the include files of mk/*.mk define rules before this one)
+# (the files mk/*.mk and the include-folder rules come before this line)
+.DEFAULT_GOAL := all
 all: $(SO)
 # The library alone, with whichever TensorFlow PY imports (setup.py).
 library: $(SO)
