@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from tf_scatter_ops import _loader
+from tf_scatter_ops._base import library as _loader
 
 IAE = tf.errors.InvalidArgumentError
 KERNEL_POLICIES = ["", "DEFAULT", "ERROR", "IGNORE"]

@@ -7,7 +7,7 @@ rule's own message then, on both sides)."""
 import pytest
 import tensorflow as tf
 
-from tf_scatter_ops import _loader
+from tf_scatter_ops._base import library as _loader
 
 D = tf.ones([3, 2])
 S = tf.constant(1.0)  # data of rank 0

@@ -1,9 +1,8 @@
-"""How a call runs: the one place that decides it.
-
-Every public function, after converting and checking its inputs, calls
-run() (or, for variables, scatter_variable() / read_rows()); so does the
-SavedModel rewriter. route() (routing.py) picks one of three backends from where the call
-is made (context.py) and what the op table says of the op:
+"""How a call runs. Every public function, after converting and checking
+its inputs, calls run() (or, for variables, scatter_variable(),
+scatter_ref(), read_rows()); so does the SavedModel rewriter. Each builds
+the backend that route() (routing.py, the one decision) picks from where
+the call is made (context.py) and which kernels the library has for the op:
 
 - OURS: our TfScatter> op (its CPU, GPU or XLA kernel). Eagerly, in graphs,
   and under XLA where our XLA kernels apply (the tensor ops on the CPU; a
@@ -23,12 +22,13 @@ from tf_scatter_ops._dispatch import composed, context, forms, ours
 from tf_scatter_ops._dispatch.routing import OURS, STOCK, XLA, route  # noqa: F401  (XLA: API)
 
 
-def eager_ours(*tensors):
+def eager_ours(tensor, indices, updates):
     """True where the eager fast path may call our op at once: executing
     eagerly, outside stock_ops(), on eager tensors (a function being traced
     can capture eager tensors, and there the op needs library_op's node name
     and traceback, or XLA's form)."""
-    return (all(type(t) is EagerTensor for t in tensors) and tf.executing_eagerly()
+    return (type(tensor) is EagerTensor and type(indices) is EagerTensor
+            and type(updates) is EagerTensor and tf.executing_eagerly()
             and not context.emitting_stock())
 
 

@@ -7,14 +7,15 @@ import contextlib
 import numpy as np
 import tensorflow as tf
 
-from tf_scatter_ops._base import table as _table
+from tf_scatter_ops._base import library, table as _table
 from tf_scatter_ops._base.tf_private import ShardedVariable
 
-# The policies the kernels implement (cc/kernels/common: the op attr's
-# values), and those the wrappers resolve before the op is built
-# (bounds.py: CLIP clamps the indices, FILL is IGNORE and a fill), into
-# indices in range and IGNORE.
-KERNEL_POLICIES = ("", "DEFAULT", "ERROR", "IGNORE")
+# The policies the kernels implement, as the library lists them
+# (cc/ops/kernel_policies.h: one per line, "" first), and those the wrappers
+# resolve before the op is built into indices in range and IGNORE
+# (bounds.py: CLIP clamps the indices, FILL is IGNORE and a fill).
+KERNEL_POLICIES = tuple(library.library_function("tf_scatter_ops_kernel_policies")
+                        .split("\n")[:-1])
 WRAPPER_POLICIES = ("CLIP", "FILL")
 POLICIES = KERNEL_POLICIES + WRAPPER_POLICIES
 INDEX_DTYPES = (tf.int16, tf.int32, tf.int64)

@@ -11,6 +11,7 @@ from tf_scatter_ops._dispatch import context
 
 OURS, XLA, STOCK = "ours", "xla", "stock"
 
+
 @functools.lru_cache(maxsize=None)
 def _has_xla_kernel(op):
     """Whether the library registers an XLA kernel for the table's `op`."""
