@@ -40,6 +40,10 @@ def run(op, policy="", hints=None, ddof=None, **inputs):
     """The table's `op` on `inputs` (its inputs by name: tensors in the
     canonical form, `policy` one the kernels implement; `hints` the
     promises' attrs, hint_attrs(); `ddof` the group-wise functions')."""
+    if tf.executing_eagerly() and not context.emitting_stock():  # ours (what route() says)
+        if ddof is not None:
+            inputs["ddof"] = ddof
+        return ours.eager_op(op)(bad_indices_policy=policy, **inputs, **(hints or {}))
     how = route(op, inputs)
     kind = table.BY_PY[op].kind
     if how == OURS:
