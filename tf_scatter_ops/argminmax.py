@@ -32,8 +32,6 @@ same gradient).
 
 import collections
 
-import tensorflow as tf
-
 from tf_scatter_ops._dispatch import backends, bounds, convert
 from tf_scatter_ops._dispatch.segment_ids import inputs, ungrid
 

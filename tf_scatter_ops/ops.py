@@ -21,7 +21,7 @@ import tensorflow as tf
 
 from tf_scatter_ops._base import table
 from tf_scatter_ops._base.tf_private import array_ops as _array_ops
-from tf_scatter_ops._dispatch import backends, bounds, context, convert, variable_rows
+from tf_scatter_ops._dispatch import backends, bounds, convert, variable_rows
 from tf_scatter_ops._dispatch.context import xla_uses_our_kernels  # noqa: F401  (API)
 from tf_scatter_ops._dispatch.convert import DTYPES, INDEX_DTYPES, POLICIES, public  # noqa: F401
 

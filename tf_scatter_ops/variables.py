@@ -23,8 +23,7 @@ import tensorflow as tf
 from tf_scatter_ops._base import table
 from tf_scatter_ops._base.tf_private import dist_values, values_util
 from tf_scatter_ops._dispatch import backends, bounds, convert, variable_rows
-from tf_scatter_ops._dispatch.variable_rows import (is_resource_variable,  # noqa: F401
-                                                    local_variable, unwrap)
+from tf_scatter_ops._dispatch.variable_rows import unwrap
 
 # Python name -> the tensor op with the same semantics and dtypes, from the
 # op table.

@@ -37,7 +37,7 @@ def check_output_size(data, ids_rank, num_segments):
 
 def segment_ids_of(segment_ids, num_segments, policy):
     """(ids, num_segments, policy, grid): the segment ids and the policy the
-    op is built with (_bounds: CLIP's ids clamped). A num_segments that is a
+    op is built with (bounds.py: CLIP's ids clamped). A num_segments that is a
     vector is a grid of cells: segment_ids are then index rows [..., depth]
     into it, made flat (row-major) ids of its cells here, and `grid` is the
     vector (None otherwise), for ungrid to shape the result."""
