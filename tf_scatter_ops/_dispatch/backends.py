@@ -19,7 +19,7 @@ import tensorflow as tf
 from tf_scatter_ops._base import table
 from tf_scatter_ops._base.tf_private import EagerTensor
 from tf_scatter_ops._dispatch import composed, context, forms, ours
-from tf_scatter_ops._dispatch.routing import OURS, STOCK, XLA, route  # noqa: F401  (XLA: API)
+from tf_scatter_ops._dispatch.routing import OURS, STOCK, route
 
 
 def eager_ours(tensor, indices, updates):

@@ -143,10 +143,10 @@ def _sparse_for_xla(op, inputs, policy):
     return total / (n if op == "sparse_segment_mean" else tf.sqrt(n))
 
 
-def unsorted_segment_sum(data, ids, num_segments, policy="", stock=False):
-    """unsorted_segment_sum of TensorFlow's ops (the forms' building block)."""
+def unsorted_segment_sum(data, ids, num_segments, policy=""):
+    """unsorted_segment_sum as TensorFlow's op, XLA's flavour."""
     return lowered("unsorted_segment_sum", policy,
-                   {"data": data, "segment_ids": ids, "num_segments": num_segments}, stock)
+                   {"data": data, "segment_ids": ids, "num_segments": num_segments}, False)
 
 
 def gather_rows(handle, dtype, indices, policy):
