@@ -4,6 +4,7 @@ child process that never imports the plugin, on stock TensorFlow and on
 TFLite's interpreter (built-in ops only), against the originals' outputs.
 (ONNX: tools/onnx_check.sh, a CI step with its own venv.)"""
 
+import functools
 import json
 import os
 import subprocess
@@ -47,7 +48,23 @@ CASES = [(name, target) for name, (_, _, targets) in export_models.MODELS.items(
 def test_the_export_runs_without_the_plugin_with_the_originals_outputs(exported, name, target):
     _, replaced, results = exported
     assert replaced[name], "the original holds no TfScatter> op to replace"
-    result = results[name][target]
+    result = results[name][f"{target}/export"]
+    assert result.startswith(("equal", "close")), result
+
+
+PATCHED_CASES = [(name, key) for name, target in CASES
+                 for key in [f"{target}/patched"] + (["tflite/patched.tflite"]
+                                                     if target == "tflite" else [])]
+
+
+@pytest.mark.parametrize("name,form", PATCHED_CASES)
+def test_under_the_patch_tensorflows_writers_write_tensorflows_ops(exported, name, form):
+    """tf.saved_model.save (model.export for Keras) and TFLite's converter
+    (from the Keras model, or from a concrete function, which it freezes)
+    under the patch, on functions traced with the plugin's ops: the results
+    run without the plugin and give the original's outputs."""
+    _, _, results = exported
+    result = results[name][form]
     assert result.startswith(("equal", "close")), result
 
 
@@ -99,3 +116,49 @@ def test_a_model_exported_inside_stock_ops_needs_no_rewrite(tmp_path):
     with tso.stock_ops():
         model.export(str(tmp_path / "keras"), verbose=False)
     assert export.export(str(tmp_path / "keras"), str(tmp_path / "again")) == {}
+
+
+def _saved_op_types(folder):
+    from tensorflow.core.protobuf import saved_model_pb2
+    from tf_scatter_ops.export import rewrite
+    model = saved_model_pb2.SavedModel()
+    with open(os.path.join(folder, "saved_model.pb"), "rb") as f:
+        model.ParseFromString(f.read())
+    return rewrite.graph_def_op_types(model.meta_graphs[0].graph_def)
+
+
+def test_a_namespace_whitelist_keeps_our_ops_only_when_it_names_ours(tmp_path):
+    """Under the patch a save with a whitelist that does not name TfScatter
+    (TensorFlow Recommenders saves with ["Scann"]) passes and holds
+    TensorFlow's ops; one that names it keeps ours, for a process that loads
+    the plugin. Unpatched, a save keeps what the functions hold, as before."""
+    model = export_models.Embedding()
+    ids = tf.constant(export_models.IDS)
+    want = model(ids)["bags"]
+    save = functools.partial(tf.saved_model.save, model,
+                             signatures={"serving_default": model.__call__})
+    with tso.patched():
+        save(str(tmp_path / "scann"), options=tf.saved_model.SaveOptions(namespace_whitelist=["Scann"]))
+        save(str(tmp_path / "keep"), options=tf.saved_model.SaveOptions(
+            namespace_whitelist=["Scann", "TfScatter"]))
+    save(str(tmp_path / "unpatched"))
+    assert _saved_op_types(str(tmp_path / "scann")) == set()
+    assert {"TfScatter>ResourceGatherNd", "TfScatter>SparseSegmentMean"} <= \
+        _saved_op_types(str(tmp_path / "keep")) == _saved_op_types(str(tmp_path / "unpatched"))
+    for folder in ("scann", "keep"):
+        got = tf.saved_model.load(str(tmp_path / folder)).signatures["serving_default"](ids=ids)
+        np.testing.assert_array_equal(got["bags"], want)
+    with pytest.raises(ValueError, match="TfScatter"):  # TensorFlow's own check, unpatched
+        save(str(tmp_path / "refused"), options=tf.saved_model.SaveOptions(
+            namespace_whitelist=["Scann"]))
+
+
+def test_unpatch_gives_tensorflow_its_writers_back():
+    from tensorflow.python.framework import convert_to_constants
+    from tensorflow.python.saved_model import save as saved_model_save
+    before = (saved_model_save._verify_ops, convert_to_constants._run_inline_graph_optimization)
+    with tso.patched():
+        assert saved_model_save._verify_ops is not before[0]
+        assert convert_to_constants._run_inline_graph_optimization is not before[1]
+    assert (saved_model_save._verify_ops,
+            convert_to_constants._run_inline_graph_optimization) == before

@@ -53,6 +53,7 @@ from tf_scatter_ops import nn, ops, segments, variables
 from tf_scatter_ops._base import table as _table
 from tf_scatter_ops._base.tf_private import ShardedVariable, ref_variable, resource_variable_ops
 from tf_scatter_ops._dispatch import convert as _convert
+from tf_scatter_ops.export import writers as _writers
 
 
 @_convert.public
@@ -313,6 +314,7 @@ def patch_tensorflow():
                 setattr(module, name, _with_fallback(ours, getattr(module, name)))
         _saved = saved
         _register_densify()
+        _writers.install()
 
 
 _densify_registered = False
@@ -358,6 +360,7 @@ def unpatch():
     with _lock:
         if _saved is None:
             return
+        _writers.uninstall()
         for module, name, original in reversed(_saved):
             if original is _MISSING:  # was inherited
                 delattr(module, name)

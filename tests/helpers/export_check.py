@@ -5,8 +5,11 @@ not installed, and compares them with the originals' outputs (io.npz):
     python tests/helpers/export_check.py OUT onnx                # tf2onnx + onnxruntime
 
 It never imports tf_scatter_ops (it fails if anything did). Prints one JSON
-line: {model: {target: "equal" | "close <max difference>" | "FAILED: why"}}
-for each model folder under OUT and target the model goes to (models.txt).
+line: {model: {target/form: "equal" | "close <max difference>" | "FAILED: why"}}
+for each model folder under OUT, target the model goes to (targets.txt) and
+form: "export" (the SavedModel rewritten by tf_scatter_ops.export),
+"patched" (the SavedModel TensorFlow's save wrote under the patch) and, for
+TFLite, "patched.tflite" (what the converter wrote under the patch).
 """
 
 import json
@@ -95,7 +98,33 @@ def run_onnx(export, inputs):
                 zip(names, session.run(names, feeds))}
 
 
+def run_tflite_file(path, inputs, output_names):
+    """A converted model: through its signature when it has one (the
+    converter saved the model first), else (it froze a concrete function)
+    inputs by name, outputs in the function's order (its structure
+    flattened: a dict's keys sorted)."""
+    import tensorflow as tf
+
+    with open(path, "rb") as f:
+        interpreter = tf.lite.Interpreter(model_content=f.read())
+    if interpreter.get_signature_list():
+        return interpreter.get_signature_runner()(**inputs)
+    details = interpreter.get_input_details()
+    by_name = {d["name"].split(":")[0]: d for d in details}
+    for name, value in inputs.items():
+        interpreter.resize_tensor_input(by_name[name]["index"], value.shape)
+    interpreter.allocate_tensors()
+    for name, value in inputs.items():
+        interpreter.set_tensor(by_name[name]["index"], value)
+    interpreter.invoke()
+    outputs = interpreter.get_output_details()
+    if len(outputs) != len(output_names):
+        raise AssertionError(f"{len(outputs)} outputs, {len(output_names)} wanted")
+    return {name: interpreter.get_tensor(d["index"]) for name, d in zip(output_names, outputs)}
+
+
 RUN = {"tensorflow": run_tensorflow, "tflite": run_tflite, "onnx": run_onnx}
+FORMS = ("export", "patched")
 
 
 def main(out, targets):
@@ -108,11 +137,16 @@ def main(out, targets):
         for target in targets:
             if target not in wanted:
                 continue
-            try:
-                got = RUN[target](os.path.join(folder, "export"), inputs)
-                results.setdefault(name, {})[target] = _compare(got, outputs, target)
-            except Exception as e:  # reported, not raised: every model is tried
-                results.setdefault(name, {})[target] = f"FAILED: {type(e).__name__}: {e}"[:2000]
+            runs = {f"{target}/{form}": lambda form=form: RUN[target](
+                os.path.join(folder, form), inputs) for form in FORMS}
+            if target == "tflite":
+                runs["tflite/patched.tflite"] = lambda: run_tflite_file(
+                    os.path.join(folder, "patched.tflite"), inputs, sorted(outputs))
+            for key, run in runs.items():
+                try:
+                    results.setdefault(name, {})[key] = _compare(run(), outputs, target)
+                except Exception as e:  # reported, not raised: every model is tried
+                    results.setdefault(name, {})[key] = f"FAILED: {type(e).__name__}: {e}"[:2000]
     assert "tf_scatter_ops" not in sys.modules, "the plugin was imported"
     print(json.dumps(results))
 

@@ -177,20 +177,46 @@ MODELS = {
 }
 
 
+def _save(model, folder):
+    if hasattr(model, "export"):  # Keras
+        model.export(folder, verbose=False)
+    else:
+        tf.saved_model.save(model, folder, signatures={"serving_default": model.__call__})
+
+
+def _convert_to_tflite(model):
+    """TFLite's converter on the model as a user hands it over: a Keras model
+    (which the converter saves), or the concrete function of a tf.Module's
+    __call__ without the module (which it freezes)."""
+    if hasattr(model, "export"):
+        converter = tf.lite.TFLiteConverter.from_keras_model(model)
+    else:
+        converter = tf.lite.TFLiteConverter.from_concrete_functions(
+            [model.__call__.get_concrete_function()])
+    converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS]
+    return converter.convert()
+
+
 def save(name, folder):
     """Builds model `name`, saves it with the plugin's ops to folder/original
     (Keras: model.export), rewrites it to folder/export, and writes
     folder/io.npz: the inputs, and the original's outputs (loaded and run
-    here, with the plugin). Returns {op type: replaced}."""
-    build, inputs, _ = MODELS[name]
+    here, with the plugin). The same model, traced with the plugin's ops, is
+    also written under patch_tensorflow() as a user of the patch writes it,
+    with TensorFlow's writers and nothing else: folder/patched (the
+    SavedModel) and, for TFLite, folder/patched.tflite (the converter's
+    output). Returns {op type: replaced}."""
+    build, inputs, targets = MODELS[name]
     os.makedirs(folder, exist_ok=True)
     model = build()
     original = os.path.join(folder, "original")
-    if hasattr(model, "export"):  # Keras
-        model.export(original, verbose=False)
-    else:
-        tf.saved_model.save(model, original, signatures={"serving_default": model.__call__})
+    _save(model, original)
     replaced = export.export(original, os.path.join(folder, "export"))
+    with tso.patched():
+        _save(model, os.path.join(folder, "patched"))
+        if "tflite" in targets:
+            with open(os.path.join(folder, "patched.tflite"), "wb") as f:
+                f.write(_convert_to_tflite(model))
     signature = tf.saved_model.load(original).signatures["serving_default"]
     outputs = signature(**{k: tf.constant(v) for k, v in inputs.items()})
     with open(os.path.join(folder, "targets.txt"), "w") as f:

@@ -27,6 +27,11 @@ one changes meaning.
   TensorFlow writes none).
 - kernel_registry: which devices the library registered each op's kernels
   for (backends.py: which ops have XLA kernels).
+- saved_model_save, convert_to_constants: the SavedModel writer's op check
+  (`_verify_ops`, which every save passes its graph through) and the
+  freezer's first step (`_run_inline_graph_optimization`, which the TFLite
+  converter and tf2onnx freeze concrete functions with), where the patch
+  has TensorFlow's writers write TensorFlow's ops (export/writers.py).
 - func_graph_transforms: the list of transforms TensorFlow applies to every
   traced function graph (xla_sites.py), or None where TensorFlow has none.
 """
@@ -42,6 +47,8 @@ from tensorflow.python.distribute.sharded_variable import ShardedVariable  # noq
 from tensorflow.python.framework import function_def_to_graph  # noqa: F401
 from tensorflow.python.framework import kernels as kernel_registry  # noqa: F401
 from tensorflow.python.ops import handle_data_util  # noqa: F401
+from tensorflow.python.framework import convert_to_constants  # noqa: F401
+from tensorflow.python.saved_model import save as saved_model_save  # noqa: F401
 
 try:
     from tensorflow.python.saved_model import fingerprinting_utils

@@ -46,11 +46,7 @@ def export(src, dst):
         model.ParseFromString(f.read())
     replaced = {}
     for meta_graph in model.meta_graphs:
-        _Rewriter(meta_graph.graph_def, replaced).run()
-    left = sorted(_our_op_types(model))
-    if left:  # a bug of ours, never a silent partial export
-        raise RuntimeError(f"export: {left} are left in the rewritten model (a bug of "
-                           "tf_scatter_ops: please report it)")
+        rewrite_graph_def(meta_graph.graph_def, replaced)
     shutil.copytree(src, dst, dirs_exist_ok=True,
                     ignore=lambda folder, names: [n for n in names if folder == src and n in (
                         "saved_model.pb", "fingerprint.pb")])
@@ -60,14 +56,24 @@ def export(src, dst):
     return replaced
 
 
-def _our_op_types(model):
-    types_ = set()
-    for meta_graph in model.meta_graphs:
-        graph_def = meta_graph.graph_def
-        nodes = list(graph_def.node)
-        for fdef in graph_def.library.function:
-            nodes.extend(fdef.node_def)
-        types_.update(n.op for n in nodes if n.op.startswith(PREFIX))
+def rewrite_graph_def(graph_def, replaced=None):
+    """Replaces every TfScatter> node of `graph_def` (a GraphDef and its
+    function library) in place; counts the replacements by op type into
+    `replaced`. Returns `replaced`."""
+    replaced = {} if replaced is None else replaced
+    _Rewriter(graph_def, replaced).run()
+    left = sorted(graph_def_op_types(graph_def))
+    if left:  # a bug of ours, never a silent partial export
+        raise RuntimeError(f"export: {left} are left in the rewritten model (a bug of "
+                           "tf_scatter_ops: please report it)")
+    return replaced
+
+
+def graph_def_op_types(graph_def):
+    """The TfScatter> op types in `graph_def` and its function library."""
+    types_ = {n.op for n in graph_def.node if n.op.startswith(PREFIX)}
+    for fdef in graph_def.library.function:
+        types_.update(n.op for n in fdef.node_def if n.op.startswith(PREFIX))
     return types_
 
 
@@ -242,7 +248,7 @@ def _handle_data(node, op):
         if t.dtype == tf.resource:
             data = handle_data_util.get_handle_data(t)
             if data is None or not data.is_set:
-                dtype = node.attr["dtype" if "dtype" in node.attr else "T"].type
+                dtype = tf.as_dtype(node.attr["dtype" if "dtype" in node.attr else "T"].type)
                 data = handle_data_util.create_handle_data(tf.TensorShape(None), dtype)
             handles[i] = data
     return handles
