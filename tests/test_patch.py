@@ -107,6 +107,79 @@ def test_every_replacement_keeps_the_positional_order_of_the_function_it_replace
         assert list(ours[key])[:len(params)] == list(params), (key, list(ours[key]), list(params))
 
 
+def test_every_replacement_carries_the_attributes_of_the_function_it_replaces():
+    """TensorFlow's API names (Keras 2 names a TFOpLambda layer by them),
+    its dispatchers (the same lists and dispatcher objects), its decorator
+    chain (tf_inspect reads TensorFlow's signature through it), its name,
+    module and docstring (with a line about the patch added)."""
+    from tensorflow.python.util import tf_decorator, tf_inspect
+    spaces, names = _every_patched_name()
+    theirs = {(ns, n): getattr(spaces[ns], n) for ns, n in names}
+    with tso.patched():
+        ours = {(ns, n): getattr(spaces[ns], n) for ns, n in names}
+    for key, original in theirs.items():
+        mine = ours[key]
+        for attr, value in getattr(original, "__dict__", {}).items():
+            if attr not in ("__wrapped__", "__signature__", "_tf_decorator",
+                            "__original_wrapped__"):
+                assert mine.__dict__.get(attr, None) is value, (key, attr)
+        assert tf_decorator.unwrap(mine)[1] is tf_decorator.unwrap(original)[1], key
+        for attr in ("__name__", "__qualname__", "__module__"):
+            assert getattr(mine, attr) == getattr(original, attr), (key, attr)
+        assert mine.__doc__.startswith((original.__doc__ or "").rstrip()), key
+        assert "tf_scatter_ops.patch_tensorflow()" in mine.__doc__, key
+        assert tf_inspect.signature(mine) == tf_inspect.signature(original), key
+
+
+class _Boxed:
+    """A value that only a registered dispatcher knows."""
+
+    def __init__(self, value):
+        self.value = value
+
+
+class _Masked(tf.experimental.ExtensionType):
+    values: tf.Tensor
+
+
+def test_patched_names_dispatch_as_tensorflows_do():
+    """A type-based dispatch registered on tf.gather after patching (as a
+    library imported later registers one), and a fallback dispatcher (what
+    Keras 2 registers for its symbolic tensors) reach the patched name; plain
+    tensors still reach our op."""
+    from tensorflow.python.util import dispatch
+
+    seen = []
+
+    class Fallback(dispatch.GlobalOpDispatcher):
+        def handle(self, op, args, kwargs):
+            if any(isinstance(a, _Boxed) for a in list(args) + list(kwargs.values())):
+                seen.append(op)
+                return "fallback"
+            return self.NOT_SUPPORTED
+
+    fallback = Fallback()
+    fallback.register()
+    try:
+        with tso.patched():
+            assert tf.gather(_Boxed(1), [0]) == "fallback" and seen == [tf.gather]
+            assert tf.math.unsorted_segment_sum(_Boxed(1), [0], 1) == "fallback"
+
+            @tf.experimental.dispatch_for_api(tf.gather, {"params": _Masked})
+            def _masked_rows(params, indices, validate_indices=None, axis=None,
+                             batch_dims=0, name=None):
+                return "typed"
+            try:
+                assert tf.gather(_Masked(tf.ones([3])), [1]) == "typed"
+                assert _op_types(lambda: tf.gather(tf.ones([3, 2]), [1])) >= {"TfScatter>GatherNd"}
+            finally:
+                tf.experimental.unregister_dispatch_for(_masked_rows)
+            ragged = tf.ragged.constant([[1, 2], [3]])  # RaggedTensor's own dispatch
+            assert tf.gather(ragged, [1]).to_list() == [[3]]
+    finally:
+        dispatch._GLOBAL_DISPATCHERS.remove(fallback)
+
+
 # -- the tf.compat.v1 segment names ------------------------------------------
 
 V1_SPACES = {"tf.compat.v1": tf.compat.v1, "tf.compat.v1.math": tf.compat.v1.math,

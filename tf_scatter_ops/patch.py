@@ -51,7 +51,8 @@ import tensorflow as tf
 
 from tf_scatter_ops import nn, ops, segments, variables
 from tf_scatter_ops._base import table as _table
-from tf_scatter_ops._base.tf_private import ShardedVariable, ref_variable, resource_variable_ops
+from tf_scatter_ops._base.tf_private import (EagerTensor, ShardedVariable, ref_variable,
+                                             resource_variable_ops, tf_decorator, tf_dispatch)
 from tf_scatter_ops._dispatch import convert as _convert
 from tf_scatter_ops.export import writers as _writers
 
@@ -209,6 +210,7 @@ def _modules():
             (ref_variable.RefVariable, _METHODS, "tf.compat.v1.RefVariable."))
 
 
+NOT_SUPPORTED = tf_dispatch.OpDispatcher.NOT_SUPPORTED
 _lock = threading.Lock()
 _MISSING = object()
 _saved = None  # [(module, name, TensorFlow's function)] while patched
@@ -237,21 +239,85 @@ def _in_their_order(ours, tensorflows):
     return f
 
 
-def _with_fallback(ours, tensorflows):
-    """`ours` (in TensorFlow's positional order), except that a call with an
-    input our ops do not take (a RaggedTensor, a SparseTensor, an extension
-    type: see _convert.foreign) goes to TensorFlow's function, and through it
-    to TensorFlow's dispatch."""
-    call = _in_their_order(ours, tensorflows)
-    if ours in _TAKE_COMPOSITES:
-        return call
+# What TensorFlow's API functions carry (tf_export's names, dispatch's
+# dispatchers, tf_decorator's chain), copied to the function that replaces
+# one: Keras 2 names a TFOpLambda layer by the API names at the end of the
+# tf_decorator chain and reads TensorFlow's signature there (tf_inspect), a
+# library imported after the patch registers dispatch_for_api(tf.gather, ...)
+# against TensorFlow's signature, and the fallback dispatchers are
+# TensorFlow's lists.
+_FALLBACK_DISPATCHERS = "_tf_fallback_dispatchers"
+_SIGNATURES = tf_dispatch._TYPE_BASED_DISPATCH_SIGNATURES
+_TYPE_DISPATCHER = "_tf_type_based_dispatcher"
+# The inputs that go straight to ours: no dispatch is registered for them.
+_PLAIN = frozenset({EagerTensor, resource_variable_ops.ResourceVariable, int, float, bool,
+                    str, bytes, type(None)})
 
-    @functools.wraps(call)
+
+def _with_fallback(ours, tensorflows):
+    """`ours` (in TensorFlow's positional order) where TensorFlow's function
+    `tensorflows` was, dispatching as TensorFlow's API functions do: inputs
+    with a type-based dispatch (RaggedTensor, a user's extension type) go to
+    its target, other inputs our ops do not take (a SparseTensor, see
+    _convert.foreign) to TensorFlow's function, and inputs that a fallback
+    dispatcher takes (Keras 2's symbolic tensors, which become one TFOpLambda
+    layer of this function, as with TensorFlow's) to it. TensorFlow tries
+    those dispatchers after its function failed on such inputs; ours would
+    take a symbolic tensor (as several layers of the ops it is made of), so
+    they are tried first. Eager tensors and variables go straight to ours."""
+    call = _in_their_order(ours, tensorflows)
+    takes_composites = ours in _TAKE_COMPOSITES
+    typed = getattr(tensorflows, _TYPE_DISPATCHER, None)
+    fallback = hasattr(tensorflows, _FALLBACK_DISPATCHERS)
+    # a call with the plugin's own arguments is not TensorFlow's to dispatch
+    extra = frozenset(_extra_parameters(call, tensorflows))
+    positional = len(inspect.signature(tensorflows).parameters)
+
     def f(*args, **kwargs):
-        if any(_convert.foreign(a) for a in itertools.chain(args, kwargs.values())):
+        if (all(type(a) in _PLAIN for a in args)
+                and all(type(a) in _PLAIN for a in kwargs.values())):
+            return call(*args, **kwargs)
+        if typed is not None and len(args) <= positional and extra.isdisjoint(kwargs):
+            result = typed.Dispatch(args, kwargs)
+            if result is not NotImplemented:
+                return result
+        if not takes_composites and any(
+                _convert.foreign(a) for a in itertools.chain(args, kwargs.values())):
             return tensorflows(*args, **kwargs)
+        if fallback:
+            result = tf_dispatch.dispatch(f, args, kwargs)
+            if result is not NOT_SUPPORTED:
+                return result
         return call(*args, **kwargs)
-    return _convert.public(f)
+    return _convert.public(_as_tensorflows(f, call, tensorflows))
+
+
+def _as_tensorflows(f, call, tensorflows):
+    """`f` with every attribute of `tensorflows` (names, module, docstring and
+    what TensorFlow's decorators set), except that Python's signature is
+    ours (TensorFlow's parameters, in its order, then ours), __wrapped__ is
+    `call`, and f decorates `tensorflows` in tf_decorator's chain, so that
+    TensorFlow's tools (tf_inspect, tf_export's names) see its function."""
+    f.__dict__.update(getattr(tensorflows, "__dict__", {}))
+    for attr in ("__name__", "__qualname__", "__module__"):
+        setattr(f, attr, getattr(tensorflows, attr, getattr(call, attr)))
+    extra = _extra_parameters(call, tensorflows)
+    f.__doc__ = ((tensorflows.__doc__ or "").rstrip() + "\n\n"
+                 "Under tf_scatter_ops.patch_tensorflow() this runs on the plugin's kernels"
+                 + (f" and also takes {', '.join(extra)}" if extra else "") + ".\n")
+    f.__wrapped__ = call
+    f.__signature__ = inspect.signature(call)
+    # tf_inspect and tf_export's name lookups unwrap to TensorFlow's function
+    f._tf_decorator = tf_decorator.TFDecorator("patch_tensorflow", tensorflows)
+    f.__original_wrapped__ = tensorflows
+    if tensorflows in _SIGNATURES:  # dispatch_for_api(f) records its targets here
+        _SIGNATURES[f] = _SIGNATURES[tensorflows]
+    return f
+
+
+def _extra_parameters(call, tensorflows):
+    theirs = inspect.signature(tensorflows).parameters
+    return [n for n in inspect.signature(call).parameters if n not in theirs]
 
 
 def patched_names():
@@ -362,6 +428,7 @@ def unpatch():
             return
         _writers.uninstall()
         for module, name, original in reversed(_saved):
+            _SIGNATURES.pop(getattr(module, name), None)
             if original is _MISSING:  # was inherited
                 delattr(module, name)
             else:

@@ -32,6 +32,10 @@ one changes meaning.
   freezer's first step (`_run_inline_graph_optimization`, which the TFLite
   converter and tf2onnx freeze concrete functions with), where the patch
   has TensorFlow's writers write TensorFlow's ops (export/writers.py).
+- tf_dispatch, tf_decorator: TensorFlow's fallback dispatch (Keras 2's
+  symbolic tensors), which the patched names try as TensorFlow's own
+  functions do, and the decorator chain through which tf_inspect and
+  tf_export see TensorFlow's function behind a patched name (patch.py).
 - func_graph_transforms: the list of transforms TensorFlow applies to every
   traced function graph (xla_sites.py), or None where TensorFlow has none.
 """
@@ -42,6 +46,8 @@ from tensorflow.python.framework.ops import EagerTensor  # noqa: F401
 from tensorflow.python.ops import array_ops, embedding_ops  # noqa: F401
 from tensorflow.python.ops import control_flow_util, control_flow_util_v2  # noqa: F401
 from tensorflow.python.ops import ref_variable, resource_variable_ops  # noqa: F401
+from tensorflow.python.util import dispatch as tf_dispatch  # noqa: F401
+from tensorflow.python.util import tf_decorator  # noqa: F401
 from tensorflow.python.util import tf_stack  # noqa: F401
 from tensorflow.python.distribute.sharded_variable import ShardedVariable  # noqa: F401
 from tensorflow.python.framework import function_def_to_graph  # noqa: F401

@@ -1,6 +1,6 @@
-"""pytest plugin for Keras's own ops tests (the ones its wheel ships), run
-against tf_scatter_ops by tools/keras_suite.py, which loads it with
-`-p tso_keras`:
+"""pytest plugin for a client library's own tests (the ones its wheel
+ships), run against tf_scatter_ops by tools/client_suites.py, which loads it
+with `-p tso_suite`:
 
 --tso-mode=record   TensorFlow's functions, each name that patch_tensorflow()
                     replaces (patch._modules()) wrapped by a recorder; writes
@@ -14,17 +14,19 @@ against tf_scatter_ops by tools/keras_suite.py, which loads it with
 
 In stock and patched mode only the `select` lines of --tso-selection run (the
 rest is deselected), once the file is known to be recorded for the installed
-Keras and TensorFlow and to name only tests that exist. --tso-results writes
+versions of --tso-packages (distribution names) and to name only tests that
+exist. --tso-results writes
 JSON: each test's outcome, the first line of its error, and the patched names
 it called in this run (the recorder wraps whatever the names are bound to, so
 in patched mode it sees the plugin's functions being called).
 
 Keras's conftest is not in its wheel; all it adds for the TensorFlow backend
 is the `requires_trainable_backend` mark (nothing to skip: TensorFlow trains),
-registered here. JAX is not installed: math_test.py imports `jax.numpy` at
-module level, so a stub `jax` is importable while the files are collected,
-and only then; a test that touches the stub, or imports a module that is not
-installed when it runs (jax, torch), is left out with that reason.
+registered here. JAX is not installed: Keras's math_test.py imports
+`jax.numpy` at module level, so with --tso-jax-stub a stub `jax` is
+importable while the files are collected, and only then; a test that
+touches the stub, or imports a module that is not installed when it runs
+(jax, torch), is left out with that reason.
 """
 
 import importlib.abc
@@ -35,13 +37,12 @@ import os
 import sys
 import types
 
-os.environ["KERAS_BACKEND"] = "tensorflow"  # before Keras is imported
+os.environ.setdefault("KERAS_BACKEND", "tensorflow")  # before Keras is imported
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 import pytest  # noqa: E402
 
-SELECTION_FORMAT = "1"
-VERSIONED = ("keras", "tensorflow")  # a selection is valid for these versions only
+SELECTION_FORMAT = "2"
 
 _current = [None]  # what runs now: a test's node id, or "<import of FILE>"
 _reached = {}  # node id (or "<import of FILE>") -> patched names it called
@@ -52,10 +53,15 @@ _collection_errors = {}  # file -> first line of its error
 
 
 def pytest_addoption(parser):
-    group = parser.getgroup("tso_keras", "Keras's ops tests against tf_scatter_ops")
+    group = parser.getgroup("tso_suite", "a client library's tests against tf_scatter_ops")
     group.addoption("--tso-mode", choices=("stock", "patched", "record"), required=True)
+    group.addoption("--tso-suite", required=True, help="the suite's name (tools/client_suites.py)")
     group.addoption("--tso-selection", required=True,
                     help="the selection file: read (stock, patched) or written (record)")
+    group.addoption("--tso-packages", required=True,
+                    help="comma-separated distributions whose versions a selection is valid for")
+    group.addoption("--tso-jax-stub", action="store_true",
+                    help="a stub jax module while the files are collected")
     group.addoption("--tso-results", help="write the outcomes as JSON to this file")
 
 
@@ -124,10 +130,14 @@ def _record_calls():
 
 # --- the selection file -----------------------------------------------------
 
-def installed_versions():
-    import keras
-    import tensorflow as tf
-    return {"keras": keras.__version__, "tensorflow": tf.__version__}
+def installed_versions(packages):
+    """{distribution: installed version} (without importing anything)."""
+    from importlib import metadata
+    return {p: metadata.version(p) for p in packages}
+
+
+def _packages(config):
+    return [p for p in config.getoption("--tso-packages").split(",") if p]
 
 
 def read_selection(path):
@@ -176,8 +186,8 @@ def _exclusions():
     return reasons, grouped
 
 
-def _write_selection(path, files):
-    versions = installed_versions()
+def _write_selection(path, files, suite, packages):
+    versions = installed_versions(packages)
     reasons, excluded = _exclusions()
     selected = sorted(n for n in _results if _reached.get(n) and n not in reasons)
     counts = {}
@@ -185,16 +195,18 @@ def _write_selection(path, files):
         counts[entry["outcome"]] = counts.get(entry["outcome"], 0) + 1
     with open(path, "w") as f:
         f.write(
-            "# Keras's ops tests that call a name tf_scatter_ops.patch_tensorflow() replaces,\n"
-            "# directly or through Keras, found by `tools/keras_suite.py record`: it runs the\n"
-            "# files below whole on stock TensorFlow with each of those names wrapped by a\n"
-            "# recorder. `make ci-keras-suite` runs the `select` lines, stock and patched;\n"
-            "# `exclude` lines are tests left out, with the reason (one line for a method\n"
-            "# when all its variants are). Node ids are relative to site-packages; fields\n"
-            "# are separated by tabs. The runner re-records when the versions below are not\n"
-            "# the installed ones.\n")
+            f"# The {suite} suite: the tests that call a name tf_scatter_ops.patch_tensorflow()\n"
+            "# replaces, directly or through the library, found by\n"
+            f"# `tools/client_suites.py record {suite}`: it runs the files below whole on stock\n"
+            "# TensorFlow with each of those names wrapped by a recorder. `make\n"
+            "# ci-client-suites` runs the `select` lines, stock and patched; `exclude` lines\n"
+            "# are tests left out, with the reason (one line for a method when all its\n"
+            "# variants are). Node ids are relative to site-packages; fields are separated\n"
+            "# by tabs. The runner re-records when the versions below are not the installed\n"
+            "# ones.\n")
         f.write(f"format: {SELECTION_FORMAT}\n")
-        for key in VERSIONED:
+        f.write(f"suite: {suite}\n")
+        for key in packages:
             f.write(f"{key}: {versions[key]}\n")
         f.write(f"files: {' '.join(files)}\n")
         f.write("recorded: " + ", ".join(f"{counts[k]} {k}" for k in sorted(counts)) +
@@ -214,6 +226,7 @@ def pytest_configure(config):
         "markers", "requires_trainable_backend: Keras's mark; the TensorFlow backend trains, "
         "so nothing is skipped")
     config._tso_mode = config.getoption("--tso-mode")
+    config._tso_jax_stub = config.getoption("--tso-jax-stub")
     import tf_scatter_ops
     if config._tso_mode == "patched":
         tf_scatter_ops.patch_tensorflow()
@@ -222,7 +235,8 @@ def pytest_configure(config):
 
 @pytest.hookimpl(wrapper=True)
 def pytest_collection(session):
-    finder = None if importlib.util.find_spec("jax") else _JaxStubFinder()
+    finder = (None if not session.config._tso_jax_stub or importlib.util.find_spec("jax")
+              else _JaxStubFinder())
     if finder:
         sys.meta_path.insert(0, finder)
     try:
@@ -256,18 +270,20 @@ def pytest_collection_modifyitems(session, config, items):
         return
     path = config.getoption("--tso-selection")
     selection = read_selection(path)
-    recorded = {k: selection["header"].get(k) for k in VERSIONED}
-    if selection["header"].get("format") != SELECTION_FORMAT or recorded != installed_versions():
+    packages = _packages(config)
+    recorded = {k: selection["header"].get(k) for k in packages}
+    installed = installed_versions(packages)
+    if selection["header"].get("format") != SELECTION_FORMAT or recorded != installed:
         raise pytest.UsageError(
-            f"{path} was recorded for {recorded}, this is {installed_versions()}: "
-            "re-record it with tools/keras_suite.py record")
+            f"{path} was recorded for {recorded}, this is {installed}: "
+            "re-record it with tools/client_suites.py record")
     wanted = selection["select"]
     collected = {item.nodeid for item in items}
     missing = sorted(n for n in set(wanted) - collected if n.split("::")[0] not in _collection_errors)
     if missing:
         raise pytest.UsageError(
             f"{len(missing)} tests of {path} were not collected (e.g. {missing[0]}): "
-            "re-record it with tools/keras_suite.py record")
+            "re-record it with tools/client_suites.py record")
     for nodeid in set(wanted) - collected:  # their file did not import
         _results[nodeid] = {"outcome": "failed",
                             "error": f"[collection] {_collection_errors[nodeid.split('::')[0]]}"}
@@ -328,12 +344,15 @@ def pytest_sessionfinish(session, exitstatus):
     for nodeid, entry in _results.items():
         entry["reached"] = sorted(_reached.get(nodeid, ()))
     if config._tso_mode == "record" and exitstatus in (0, 1) and not _collection_errors:
-        files = sorted({nodeid.split("::")[0] for nodeid in _results})
-        _write_selection(config.getoption("--tso-selection"), files)
+        files = sorted(os.path.relpath(os.path.abspath(a), str(config.rootpath))
+                       for a in config.args)
+        _write_selection(config.getoption("--tso-selection"), files,
+                         config.getoption("--tso-suite"), _packages(config))
     results = config.getoption("--tso-results")
     if results:
         with open(results, "w") as f:
-            json.dump({"mode": config._tso_mode, "versions": installed_versions(),
+            json.dump({"mode": config._tso_mode,
+                       "versions": installed_versions(_packages(config)),
                        "collection_errors": _collection_errors,
                        "at_import": {k: sorted(v) for k, v in _at_import().items()},
                        "tests": _results}, f, indent=1, sort_keys=True)
