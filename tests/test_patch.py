@@ -10,7 +10,7 @@ import pytest
 import tensorflow as tf
 
 from tensorflow.python.distribute import sharded_variable
-from tensorflow.python.ops import ref_variable, resource_variable_ops
+from tensorflow.python.ops import math_ops, ref_variable, resource_variable_ops
 
 import tf_scatter_ops as tso
 from tf_scatter_ops import patch
@@ -68,7 +68,8 @@ def _op_types(fn, *args):
 def _every_patched_name():
     """(namespace or class, name) of everything patch_tensorflow() replaces."""
     spaces = dict(_namespaces(), **CLASSES, **MATH, **SPARSE, **NN,
-                  ShardedVariable=sharded_variable.ShardedVariable)
+                  ShardedVariable=sharded_variable.ShardedVariable,
+                  **{"tensorflow.python.ops.math_ops": math_ops})
     names = _all_names() + [("tf.compat.v1", n) for n in V1_VARIABLE]
     names += [(ns, "gather") for ns in _namespaces()]
     names += [(m, n) for m in NN for n in NN_NAMES]
@@ -78,6 +79,7 @@ def _every_patched_name():
     names += [(m, n) for m in SPARSE for n in SPARSE_SEGMENTS]
     names += [("tf.compat.v1", n) for n in V1_SEGMENTS]
     names += [(c, m) for c in CLASSES for m in METHODS]
+    names += [("tensorflow.python.ops.math_ops", "unsorted_segment_sum")]
     return spaces, names
 
 
@@ -129,6 +131,30 @@ def test_every_replacement_carries_the_attributes_of_the_function_it_replaces():
         assert mine.__doc__.startswith((original.__doc__ or "").rstrip()), key
         assert "tf_scatter_ops.patch_tensorflow()" in mine.__doc__, key
         assert tf_inspect.signature(mine) == tf_inspect.signature(original), key
+
+
+def test_tensorflows_own_densification_of_a_sparse_gradient_is_routed():
+    """A gather's IndexedSlices gradient through a reshape (GATv2's edge
+    features: 4 such densifications per step): TensorFlow's reshape gradient
+    densifies it with math_ops.unsorted_segment_sum, which the patch routes;
+    bitwise stock's."""
+    w = tf.constant(np.random.default_rng(0).normal(size=(60, 4)).astype(np.float32))
+    ids = tf.constant(np.random.default_rng(1).integers(0, 30, 200), tf.int32)
+
+    def grad(w):
+        with tf.GradientTape() as tape:
+            tape.watch(w)
+            rows = tf.gather(tf.reshape(w, [30, 8]), ids)
+            loss = tf.reduce_sum(tf.sin(rows) * tf.range(8.0))
+        return tape.gradient(loss, w)
+
+    want = grad(w)
+    assert {"UnsortedSegmentSum"} <= _op_types(grad, w)
+    with tso.patched():
+        got = grad(w)
+        types = _op_types(grad, w)
+    assert "UnsortedSegmentSum" not in types and "TfScatter>UnsortedSegmentSum" in types, types
+    np.testing.assert_array_equal(got, want)
 
 
 class _Boxed:

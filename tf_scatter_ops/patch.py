@@ -22,9 +22,13 @@ order of the TensorFlow function it replaces (v1's `gather_nd` has `name`
 before `batch_dims`, v1's `sparse_segment_*` `name` before `num_segments`);
 inputs our ops do not take (RaggedTensor, SparseTensor,
 extension types) go to TensorFlow's function. Code that looks the name up at call time (`tf.gather_nd(...)`,
-as Keras' TensorFlow backend does) is routed; references taken before
-patching (`from tensorflow import gather_nd`), TensorFlow's internal modules
-and `tf.raw_ops` are not. Functions already traced by `tf.function` keep the
+as Keras' TensorFlow backend does) is routed, and so is TensorFlow's own
+`math_ops.unsorted_segment_sum` (its gradients' and optimizers'
+densification of sparse gradients); references taken before patching
+(`from tensorflow import gather_nd`), TensorFlow's other internal modules
+and `tf.raw_ops` are not. Each replacement dispatches as TensorFlow's
+function does and carries its attributes (_with_fallback), and while
+patched TensorFlow's writers write TensorFlow's ops (export/writers.py). Functions already traced by `tf.function` keep the
 ops they were traced with.
 
 The tf.compat.v1 namespaces are TensorFlow's module wrappers, whose attribute
@@ -51,8 +55,9 @@ import tensorflow as tf
 
 from tf_scatter_ops import nn, ops, segments, variables
 from tf_scatter_ops._base import table as _table
-from tf_scatter_ops._base.tf_private import (EagerTensor, ShardedVariable, ref_variable,
-                                             resource_variable_ops, tf_decorator, tf_dispatch)
+from tf_scatter_ops._base.tf_private import (EagerTensor, ShardedVariable, math_ops,
+                                             ref_variable, resource_variable_ops, tf_decorator,
+                                             tf_dispatch)
 from tf_scatter_ops._dispatch import convert as _convert
 from tf_scatter_ops.export import writers as _writers
 
@@ -82,6 +87,14 @@ _MATH = {name: getattr(segments, name) for name in
          + ["unsorted_segment_mean", "unsorted_segment_sqrt_n"]}
 _SPARSE = {_table.NAMESPACE[row.py][1]: getattr(segments, row.py)
            for row in _table.SPARSE_SEGMENTS}
+
+
+# TensorFlow's own Python calls math_ops.unsorted_segment_sum, the module's
+# name, not tf.math's: its gradients densify an IndexedSlices with it (the
+# reshape, gather-with-batch_dims and tile gradients, through
+# array_grad._IndexedSlicesToTensorNoWarning) and optimizers deduplicate a
+# sparse gradient's rows with it.
+_INTERNAL_MATH = {"unsorted_segment_sum": segments.unsorted_segment_sum}
 
 
 def _v1_sparse_segment(ours):
@@ -203,6 +216,7 @@ def _modules():
             (tf.compat.v1.math, _V1_MATH, "tf.compat.v1.math."),
             (tf.sparse, _SPARSE, "tf.sparse."), (tf.compat.v2.sparse, _SPARSE, "tf.compat.v2.sparse."),
             (tf.compat.v1.sparse, _V1_SPARSE, "tf.compat.v1.sparse."),
+            (math_ops, _INTERNAL_MATH, "tensorflow.python.ops.math_ops."),
             (tf.nn, _NN, "tf.nn."), (tf.compat.v2.nn, _NN, "tf.compat.v2.nn."),
             (tf.compat.v1.nn, _V1_NN, "tf.compat.v1.nn."),
             (resource_variable_ops.BaseResourceVariable, _RESOURCE_METHODS, "tf.Variable."),

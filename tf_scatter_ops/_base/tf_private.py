@@ -32,6 +32,10 @@ one changes meaning.
   freezer's first step (`_run_inline_graph_optimization`, which the TFLite
   converter and tf2onnx freeze concrete functions with), where the patch
   has TensorFlow's writers write TensorFlow's ops (export/writers.py).
+- math_ops: the module whose unsorted_segment_sum TensorFlow's own Python
+  calls to densify an IndexedSlices gradient (array_grad's reshape, gather
+  and tile gradients, optimizers' deduplication), which the patch routes
+  (patch.py).
 - tf_dispatch, tf_decorator: TensorFlow's fallback dispatch (Keras 2's
   symbolic tensors), which the patched names try as TensorFlow's own
   functions do, and the decorator chain through which tf_inspect and
@@ -43,7 +47,7 @@ one changes meaning.
 from tensorflow.python.distribute import values as dist_values  # noqa: F401
 from tensorflow.python.distribute import values_util  # noqa: F401
 from tensorflow.python.framework.ops import EagerTensor  # noqa: F401
-from tensorflow.python.ops import array_ops, embedding_ops  # noqa: F401
+from tensorflow.python.ops import array_ops, embedding_ops, math_ops  # noqa: F401
 from tensorflow.python.ops import control_flow_util, control_flow_util_v2  # noqa: F401
 from tensorflow.python.ops import ref_variable, resource_variable_ops  # noqa: F401
 from tensorflow.python.util import dispatch as tf_dispatch  # noqa: F401
