@@ -1,0 +1,237 @@
+"""Client libraries' training steps, stock vs patched vs XLA, in one run.
+
+    build/clients-venv/bin/python -m benchmarks.clients [--quick] [--only NAMES] [--out DIR]
+
+(tools/client_venv.sh makes that venv; `make bench` runs this.) Each row is a
+training step a user of the library writes: a model of the library's layers,
+a loss, the gradients, a tf-keras optimizer's update. The step is traced four
+times: in a plain tf.function and under jit_compile=True, on stock TensorFlow
+and under tf_scatter_ops.patch_tensorflow() (the same Python function, traced
+again after the patch). Before timing, the gradients of the stock and the
+patched tf.function are compared on the same weights (bitwise, or the largest
+difference). The four are then timed interleaved, round by round, and the
+table has each one's median ms per step and stock / patched.
+
+Rows: TF-GNN's GCNConv and GATv2Conv on one graph; Spektral's GCNConv and
+GATConv on a batch of graphs (disjoint mode); a TensorFlow Recommenders
+two-tower retrieval model with 1M-row tables; tf-keras's Embedding with
+Adagrad (a recommender's step) at 250k, 1M and 4M rows.
+"""
+
+import argparse
+import json
+import os
+import sys
+
+os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+
+import numpy as np  # noqa: E402
+import tensorflow as tf  # noqa: E402
+import tf_keras  # noqa: E402
+
+import tf_scatter_ops as tso  # noqa: E402
+from benchmarks.harness import expect_retracing, interleaved_ms, machine  # noqa: E402
+
+RNG = np.random.default_rng(11)
+
+
+def _graph_edges(nodes, edges):
+    return (RNG.integers(0, nodes, edges).astype(np.int32),
+            RNG.integers(0, nodes, edges).astype(np.int32))
+
+
+def tfgnn_conv(kind, quick):
+    import tensorflow_gnn as tfgnn
+    from tensorflow_gnn.models import gat_v2, gcn
+
+    nodes, edges, dim = (25_000, 250_000, 64) if not quick else (3_000, 30_000, 32)
+    src, dst = _graph_edges(nodes, edges)
+    graph = tfgnn.GraphTensor.from_pieces(
+        node_sets={"nodes": tfgnn.NodeSet.from_fields(
+            sizes=[nodes], features={tfgnn.HIDDEN_STATE: RNG.normal(size=(nodes, dim)).astype(np.float32)})},
+        edge_sets={"edges": tfgnn.EdgeSet.from_fields(
+            sizes=[edges], adjacency=tfgnn.Adjacency.from_indices(("nodes", src), ("nodes", dst)))})
+    if kind == "gcn":
+        layer = gcn.GCNConv(dim)
+    else:
+        layer = gat_v2.GATv2Conv(num_heads=4, per_head_channels=dim // 4,
+                                 receiver_tag=tfgnn.TARGET)
+    layer(graph, edge_set_name="edges")
+    return layer, lambda: layer(graph, edge_set_name="edges")
+
+
+def spektral_conv(kind, quick):
+    import spektral.layers as sl
+
+    graphs, per, degree, dim = (256, 100, 10, 64) if not quick else (32, 50, 8, 32)
+    n = graphs * per
+    rows, cols = [], []
+    for g in range(graphs):
+        s = RNG.integers(0, per, per * degree) + g * per
+        d = RNG.integers(0, per, per * degree) + g * per
+        rows.append(d)
+        cols.append(s)
+    pairs = np.unique(np.stack([np.concatenate(rows), np.concatenate(cols)], 1), axis=0)
+    a = tf.sparse.reorder(tf.SparseTensor(pairs.astype(np.int64), np.ones(len(pairs), np.float32),
+                                          [n, n]))
+    x = tf.constant(RNG.normal(size=(n, dim)).astype(np.float32))
+    layer = sl.GCNConv(dim) if kind == "gcn" else sl.GATConv(dim // 4, attn_heads=4)
+    layer([x, a])
+    return layer, lambda: layer([x, a])
+
+
+def tfrs_retrieval(quick):
+    import tensorflow_recommenders as tfrs
+
+    rows, dim, batch = (1_000_000, 32, 4096) if not quick else (100_000, 16, 1024)
+    users = tf_keras.layers.Embedding(rows, dim)
+    items = tf_keras.layers.Embedding(rows, dim)
+    task = tfrs.tasks.Retrieval()
+    u = tf.constant(RNG.integers(0, rows, batch).astype(np.int32))
+    i = tf.constant(RNG.integers(0, rows, batch).astype(np.int32))
+    model = tf_keras.Sequential([users])  # one object that tracks both tables' variables
+    model.items = items
+
+    def loss():
+        return task(users(u), items(i), compute_metrics=False)
+    loss()
+    return model, loss
+
+
+def tf_keras_embedding(rows, quick):
+    rows = rows if not quick else rows // 16
+    dim, batch, bag = 32, 4096, 8
+    table = tf_keras.layers.Embedding(rows, dim)
+    head = tf_keras.layers.Dense(1)
+    ids = tf.constant(RNG.integers(0, rows, (batch, bag)).astype(np.int32))
+    labels = tf.constant(RNG.normal(size=(batch, 1)).astype(np.float32))
+    model = tf_keras.Sequential([table, tf_keras.layers.GlobalAveragePooling1D(), head])
+    model(ids)
+
+    def loss():
+        return tf.reduce_mean((model(ids) - labels) ** 2)
+    return model, loss
+
+
+def _optimizer():
+    return tf_keras.optimizers.Adagrad(0.05)
+
+
+PROGRAMS = {
+    "tfgnn_gcn": lambda q: tfgnn_conv("gcn", q),
+    "tfgnn_gatv2": lambda q: tfgnn_conv("gatv2", q),
+    "spektral_gcn": lambda q: spektral_conv("gcn", q),
+    "spektral_gat": lambda q: spektral_conv("gat", q),
+    "tfrs_retrieval_1M": tfrs_retrieval,
+    "tf_keras_embedding_250k": lambda q: tf_keras_embedding(250_000, q),
+    "tf_keras_embedding_1M": lambda q: tf_keras_embedding(1_000_000, q),
+    "tf_keras_embedding_4M": lambda q: tf_keras_embedding(4_000_000, q),
+}
+
+
+def _compare(want, got):
+    worst = 0.0
+    for w, g in zip(want, got):
+        w, g = np.asarray(tf.convert_to_tensor(w)), np.asarray(tf.convert_to_tensor(g))
+        if not np.array_equal(w, g):
+            worst = max(worst, float(np.max(np.abs(w.astype(np.float64) - g))))
+    return "bitwise" if worst == 0 else f"max diff {worst:.2g}"
+
+
+def run_program(name, quick, rounds):
+    tf_keras.utils.set_random_seed(0)
+    model, loss = PROGRAMS[name](quick)
+    variables = model.trainable_variables
+    optimizer = _optimizer()
+
+    def grads():
+        with tf.GradientTape() as tape:
+            value = loss()
+        return tape.gradient(value, variables)
+
+    def step():
+        with tf.GradientTape() as tape:
+            value = loss()
+        optimizer.apply_gradients(zip(tape.gradient(value, variables), variables))
+        return value
+
+    # traced before the patch: TensorFlow's ops; after it: ours
+    fns = {"stock": tf.function(step), "stock xla": tf.function(step, jit_compile=True)}
+    stock_grads = tf.function(grads)
+    want = stock_grads()
+    for f in fns.values():
+        f.get_concrete_function()
+    tso.patch_tensorflow()
+    try:
+        patched_grads = tf.function(grads)
+        agreement = _compare(want, patched_grads())
+        fns["patched"] = tf.function(step)
+        fns["patched xla"] = tf.function(step, jit_compile=True)
+        graph = fns["patched"].get_concrete_function().graph.as_graph_def()
+        nodes = list(graph.node) + [n for f in graph.library.function for n in f.node_def]
+        ours = sorted({n.op[len("TfScatter>"):] for n in nodes if n.op.startswith("TfScatter>")})
+        times = {}
+        for k, f in fns.items():
+            try:
+                f()
+            except Exception as e:  # noqa: BLE001  (a step XLA cannot compile is reported)
+                times[k] = f"fails: {type(e).__name__}"
+        timed = {k: (lambda f=f: f().numpy()) for k, f in fns.items() if k not in times}
+        times.update(interleaved_ms(timed, rounds=rounds, calls=3))
+    finally:
+        tso.unpatch()
+    return {"program": name, "agreement": agreement, "ours": ours, "ms": times}
+
+
+def _ratio(a, b):
+    return f"{a / b:.2f}x" if isinstance(a, float) and isinstance(b, float) else "-"
+
+
+def render(rows, info):
+    lines = [f"# Client libraries' training steps: {info['cpu']}, {info['cpus']} CPUs, "
+             f"ISA {info['isa']}, TensorFlow {info['tf']}",
+             "",
+             "| step | stock ms | patched ms | stock XLA ms | patched XLA ms | stock / patched "
+             "| stock XLA / patched | gradients | plugin ops in the step |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        ms = r["ms"]
+        cell = {k: (f"{v:.2f}" if isinstance(v, float) else v) for k, v in ms.items()}
+        lines.append(f"| {r['program']} | {cell.get('stock')} | {cell.get('patched')} | "
+                     f"{cell.get('stock xla')} | {cell.get('patched xla')} | "
+                     f"{_ratio(ms.get('stock'), ms.get('patched'))} | "
+                     f"{_ratio(ms.get('stock xla'), ms.get('patched'))} | {r['agreement']} | "
+                     f"{', '.join(r['ours']) or 'none'} |")
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="smaller graphs and tables, fewer rounds")
+    parser.add_argument("--only", default="", help=f"comma-separated, of {', '.join(PROGRAMS)}")
+    parser.add_argument("--rounds", type=int, default=None)
+    parser.add_argument("--out", default="build/bench/clients")
+    args = parser.parse_args(argv)
+    expect_retracing()
+    names = [n for n in args.only.split(",") if n] or list(PROGRAMS)
+    unknown = sorted(set(names) - set(PROGRAMS))
+    if unknown:
+        parser.error(f"unknown programs {unknown}")
+    rounds = args.rounds or (3 if args.quick else 7)
+    info = machine()
+    rows = []
+    for name in names:
+        print(f"{name} ...", file=sys.stderr, flush=True)
+        rows.append(run_program(name, args.quick, rounds))
+    table = render(rows, info)
+    print(table)
+    os.makedirs(args.out, exist_ok=True)
+    with open(os.path.join(args.out, "clients.json"), "w") as f:
+        json.dump({"machine": info, "rows": rows}, f, indent=1)
+    with open(os.path.join(args.out, "clients.md"), "w") as f:
+        f.write(table + "\n")
+
+
+if __name__ == "__main__":
+    main()
