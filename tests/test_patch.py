@@ -10,7 +10,7 @@ import pytest
 import tensorflow as tf
 
 from tensorflow.python.distribute import sharded_variable
-from tensorflow.python.ops import math_ops, ref_variable, resource_variable_ops
+from tensorflow.python.ops import embedding_ops, math_ops, ref_variable, resource_variable_ops
 
 import tf_scatter_ops as tso
 from tf_scatter_ops import patch
@@ -69,7 +69,8 @@ def _every_patched_name():
     """(namespace or class, name) of everything patch_tensorflow() replaces."""
     spaces = dict(_namespaces(), **CLASSES, **MATH, **SPARSE, **NN,
                   ShardedVariable=sharded_variable.ShardedVariable,
-                  **{"tensorflow.python.ops.math_ops": math_ops})
+                  **{"tensorflow.python.ops.math_ops": math_ops,
+                     "tensorflow.python.ops.embedding_ops": embedding_ops})
     names = _all_names() + [("tf.compat.v1", n) for n in V1_VARIABLE]
     names += [(ns, "gather") for ns in _namespaces()]
     names += [(m, n) for m in NN for n in NN_NAMES]
@@ -79,7 +80,8 @@ def _every_patched_name():
     names += [(m, n) for m in SPARSE for n in SPARSE_SEGMENTS]
     names += [("tf.compat.v1", n) for n in V1_SEGMENTS]
     names += [(c, m) for c in CLASSES for m in METHODS]
-    names += [("tensorflow.python.ops.math_ops", "unsorted_segment_sum")]
+    names += [("tensorflow.python.ops.math_ops", "unsorted_segment_sum"),
+              ("tensorflow.python.ops.embedding_ops", "embedding_lookup_sparse")]
     return spaces, names
 
 
@@ -155,6 +157,27 @@ def test_tensorflows_own_densification_of_a_sparse_gradient_is_routed():
         types = _op_types(grad, w)
     assert "UnsortedSegmentSum" not in types and "TfScatter>UnsortedSegmentSum" in types, types
     np.testing.assert_array_equal(got, want)
+
+
+def test_safe_embedding_lookup_sparse_reaches_our_ops():
+    """tf.nn.safe_embedding_lookup_sparse (tf-keras's Embedding of a
+    SparseTensor): bags with an invalid id, an empty bag and weights;
+    bitwise stock's, the rows read by the plugin."""
+    table = tf.Variable(np.random.default_rng(0).normal(size=(20, 4)).astype(np.float32))
+    ids = tf.SparseTensor([[0, 0], [0, 1], [1, 0], [3, 0], [3, 2]], [3, -1, 7, 7, 19], [4, 3])
+    weights = tf.SparseTensor(ids.indices, [0.5, 1.0, 2.0, 1.0, 3.0], ids.dense_shape)
+
+    def lookup():
+        return [tf.nn.safe_embedding_lookup_sparse(table, ids, w, combiner=c)
+                for w in (None, weights) for c in ("sum", "mean", "sqrtn")]
+
+    want = lookup()
+    with tso.patched():
+        got = lookup()
+        types = {op.type for op in tf.function(lookup).get_concrete_function().graph.get_operations()}
+    assert any(t.startswith("TfScatter>") for t in types), types
+    for w, g in zip(want, got):
+        np.testing.assert_array_equal(g, w)
 
 
 class _Boxed:

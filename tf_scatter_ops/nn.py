@@ -25,6 +25,11 @@ from tf_scatter_ops._base.tf_private import embedding_ops as _embedding_ops
 from tf_scatter_ops._dispatch import bounds, convert, variable_rows
 
 _COMBINERS = ("sum", "mean", "sqrtn")
+# TensorFlow's v1 lookups, taken at import: what we hand a partitioned
+# variable to (the patch routes the module's embedding_lookup_sparse, which
+# tf.nn.safe_embedding_lookup_sparse calls, to ours)
+_TENSORFLOWS_LOOKUP = _embedding_ops.embedding_lookup
+_TENSORFLOWS_LOOKUP_SPARSE = _embedding_ops.embedding_lookup_sparse
 
 
 def _clip(rows, ids, max_norm):
@@ -118,8 +123,7 @@ def embedding_lookup_v1(params, ids, partition_strategy="mod", name=None,
             raise ValueError("bad_indices_policy applies where the plugin reads the rows; "
                              "this lookup (a partitioned variable, another dtype or ragged ids) "
                              "is TensorFlow's")
-        return _embedding_ops.embedding_lookup(params, ids, partition_strategy, name,
-                                               max_norm=max_norm)
+        return _TENSORFLOWS_LOOKUP(params, ids, partition_strategy, name, max_norm=max_norm)
     with convert.scope(name or "embedding_lookup"):
         return tf.identity(_lookup(params, ids, partition_strategy, max_norm, bad_indices_policy))
 
@@ -168,7 +172,7 @@ def embedding_lookup_sparse_v1(params, sp_ids, sp_weights, partition_strategy="m
             raise ValueError("bad_indices_policy applies where the plugin reads the rows; "
                              "this lookup (a partitioned variable, another dtype or tables of "
                              "unknown lengths) is TensorFlow's")
-        return _embedding_ops.embedding_lookup_sparse(
+        return _TENSORFLOWS_LOOKUP_SPARSE(
             params, sp_ids, sp_weights, partition_strategy, name, combiner, max_norm,
             allow_fast_lookup)
     tables = _tables(params, partition_strategy)

@@ -24,7 +24,8 @@ inputs our ops do not take (RaggedTensor, SparseTensor,
 extension types) go to TensorFlow's function. Code that looks the name up at call time (`tf.gather_nd(...)`,
 as Keras' TensorFlow backend does) is routed, and so is TensorFlow's own
 `math_ops.unsorted_segment_sum` (its gradients' and optimizers'
-densification of sparse gradients); references taken before patching
+densification of sparse gradients) and `embedding_ops.embedding_lookup_sparse`
+(what tf.nn.safe_embedding_lookup_sparse looks its bags up with); references taken before patching
 (`from tensorflow import gather_nd`), TensorFlow's other internal modules
 and `tf.raw_ops` are not. Each replacement dispatches as TensorFlow's
 function does and carries its attributes (_with_fallback), and while
@@ -55,9 +56,9 @@ import tensorflow as tf
 
 from tf_scatter_ops import nn, ops, segments, variables
 from tf_scatter_ops._base import table as _table
-from tf_scatter_ops._base.tf_private import (EagerTensor, ShardedVariable, math_ops,
-                                             ref_variable, resource_variable_ops, tf_decorator,
-                                             tf_dispatch)
+from tf_scatter_ops._base.tf_private import (EagerTensor, ShardedVariable, embedding_ops,
+                                             math_ops, ref_variable, resource_variable_ops,
+                                             tf_decorator, tf_dispatch)
 from tf_scatter_ops._dispatch import convert as _convert
 from tf_scatter_ops.export import writers as _writers
 
@@ -95,6 +96,9 @@ _SPARSE = {_table.NAMESPACE[row.py][1]: getattr(segments, row.py)
 # array_grad._IndexedSlicesToTensorNoWarning) and optimizers deduplicate a
 # sparse gradient's rows with it.
 _INTERNAL_MATH = {"unsorted_segment_sum": segments.unsorted_segment_sum}
+# tf.nn.safe_embedding_lookup_sparse (tf-keras's Embedding of a SparseTensor)
+# prunes and fills the bags, then calls the module's v1 embedding_lookup_sparse.
+_INTERNAL_EMBEDDING = {"embedding_lookup_sparse": nn.embedding_lookup_sparse_v1}
 
 
 def _v1_sparse_segment(ours):
@@ -217,6 +221,7 @@ def _modules():
             (tf.sparse, _SPARSE, "tf.sparse."), (tf.compat.v2.sparse, _SPARSE, "tf.compat.v2.sparse."),
             (tf.compat.v1.sparse, _V1_SPARSE, "tf.compat.v1.sparse."),
             (math_ops, _INTERNAL_MATH, "tensorflow.python.ops.math_ops."),
+            (embedding_ops, _INTERNAL_EMBEDDING, "tensorflow.python.ops.embedding_ops."),
             (tf.nn, _NN, "tf.nn."), (tf.compat.v2.nn, _NN, "tf.compat.v2.nn."),
             (tf.compat.v1.nn, _V1_NN, "tf.compat.v1.nn."),
             (resource_variable_ops.BaseResourceVariable, _RESOURCE_METHODS, "tf.Variable."),

@@ -3,8 +3,11 @@
 # tests/helpers/export_models.py, saved with the plugin and rewritten by
 # `python -m tf_scatter_ops.export`, converted by tf2onnx and run by
 # onnxruntime in a venv of their own (build/onnx-venv: the TensorFlow of
-# .venv, tf2onnx, onnxruntime), so the converters pin nothing in .venv.
-# Prints {model: {"onnx": result}} and fails if a model fails.
+# .venv, tf2onnx, onnxruntime), so the converters pin nothing in .venv; the
+# same models saved under patch_tensorflow() (tf.saved_model.save writes
+# TensorFlow's ops then) likewise; and tf2onnx.convert.from_function on a
+# function traced under the patch (tests/helpers/onnx_patched.py).
+# Prints {model: {"onnx/FORM": result}} and fails if a model fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -24,6 +27,12 @@ PYTHONPATH=$root:$root/tests/helpers TF_CPP_MIN_LOG_LEVEL=3 .venv/bin/python tes
 result=$(cd "$out" && TF_CPP_MIN_LOG_LEVEL=3 "$venv/bin/python" "$root/tests/helpers/export_check.py" "$out/models" onnx 2>"$out/stderr" | tail -1) || {
   tail -20 "$out/stderr" >&2; exit 1; }
 echo "ONNX (tf2onnx 1.17.0, opset 18, onnxruntime 1.32.0): $result"
+# tf2onnx on a function traced under the patch, in a process with the plugin
+# (the venv's TensorFlow is .venv's version, so the library loads there)
+patched=$(cd "$out" && PYTHONPATH=$root TF_CPP_MIN_LOG_LEVEL=3 "$venv/bin/python" \
+  "$root/tests/helpers/onnx_patched.py" 2>"$out/stderr_patched" | tail -1) || {
+  tail -20 "$out/stderr_patched" >&2; echo "tf2onnx.convert.from_function under the patch failed" >&2; exit 1; }
+echo "ONNX from a function traced under the patch (tf2onnx.convert.from_function): $patched"
 python3 -c '
 import json, sys
 r = json.loads(sys.argv[1])
