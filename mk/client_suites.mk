@@ -2,7 +2,7 @@
 # Keras, TF-GNN and TensorFlow Recommenders ship in their wheels, once on
 # stock TensorFlow and once under patch_tensorflow(), as two processes at
 # once (tools/client_suites.py). Only the tests that call a patched name run:
-# the ones tests/client_suites/SUITE.txt lists, which `make
+# the ones tests/client_suites/<suite>.txt lists, which `make
 # client-suites-record` finds by running the files whole with a recorder on
 # every patched name. Every test that passes stock must pass patched. TF-GNN
 # and TFRS run in build/clients-venv (tools/client_venv.sh). Logs and results

@@ -404,6 +404,13 @@ def check_command(argv, targets, bench_argvs):
                           ["-m", "benchmarks.reductions"]):
             if [a for a in args[2:] if a != "--quick"]:
                 problems.append(f"{args[1]} takes only --quick")
+        elif args[:1] == ["tools/client_suites.py"]:
+            suites = _tool_module("client_suites").SUITES
+            if args[1:2] not in (["record"], ["check"]):
+                problems.append("tools/client_suites.py takes record or check")
+            for a in args[2:]:
+                if not a.startswith("-") and a not in suites:
+                    problems.append(f"tools/client_suites.py has no suite {a!r}")
         elif args[:2] == ["-m", "examples.demo"]:
             if args[2:]:
                 problems.append("the demo takes no arguments")
@@ -549,6 +556,15 @@ CPP = (".h", ".cc", ".cu", ".cuh")
 NOT_SCANNED = {".git", ".venv", "build", "dist", "third_party", "__pycache__", ".pytest_cache",
                ".hypothesis"}
 SEARCH_BASES = ("", "cc", "cc/kernels")
+
+
+def _tool_module(name):
+    """tools/<name>.py, imported from its path."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(f"_tool_{name}", os.path.join(ROOT, "tools", f"{name}.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def repository_files():

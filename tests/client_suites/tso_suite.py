@@ -217,6 +217,8 @@ def _write_selection(path, files, suite, packages):
             f.write(f"select\t{nodeid}\t{','.join(sorted(_reached[nodeid]))}\n")
         for nodeid in sorted(excluded):
             f.write(f"exclude\t{nodeid}\t{excluded[nodeid]}\n")
+        for path in sorted(_collection_errors):  # stock TensorFlow cannot import it here
+            f.write(f"exclude\t{path}\tdoes not import: {_collection_errors[path]}\n")
 
 
 # --- hooks ------------------------------------------------------------------
@@ -257,7 +259,9 @@ def pytest_collectreport(report):
     if report.failed:
         crash = getattr(report.longrepr, "reprcrash", None)
         text = crash.message if crash is not None else str(report.longrepr)
-        _collection_errors[report.nodeid] = (text.strip().splitlines() or [""])[0]
+        lines = text.strip().splitlines() or [""]
+        errors = [line[1:].strip() for line in lines if line.startswith("E ")]
+        _collection_errors[report.nodeid] = errors[-1] if errors else lines[0]
     _current[0] = None
 
 
@@ -343,7 +347,7 @@ def pytest_sessionfinish(session, exitstatus):
     config = session.config
     for nodeid, entry in _results.items():
         entry["reached"] = sorted(_reached.get(nodeid, ()))
-    if config._tso_mode == "record" and exitstatus in (0, 1) and not _collection_errors:
+    if config._tso_mode == "record" and exitstatus in (0, 1):
         files = sorted(os.path.relpath(os.path.abspath(a), str(config.rootpath))
                        for a in config.args)
         _write_selection(config.getoption("--tso-selection"), files,
