@@ -101,7 +101,7 @@ def selection_path(name):
     return os.path.join(SUITE_DIR, f"{name}.txt")
 
 
-def pytest_command(name, suite, mode, selection, results, site):
+def pytest_command(name, suite, mode, selection, results, site, files):
     # record: tests that fail for want of a module, with tracebacks into
     # long files (Keras's numpy_test.py: 12k lines), take pytest a fifth of a
     # second each to print
@@ -110,12 +110,12 @@ def pytest_command(name, suite, mode, selection, results, site):
             f"--tso-packages={','.join(suite.packages)}", f"--tso-selection={selection}",
             f"--tso-results={results}", "-q", "-rN",
             "--tb=no" if mode == "record" else "--tb=short", "--continue-on-collection-errors"] + (
-            ["--tso-jax-stub"] if suite.jax_stub else []) + [
-        os.path.join(site, f) for f in suite.files(site)]
+            ["--tso-jax-stub"] if suite.jax_stub else []) + [os.path.join(site, f) for f in files]
 
 
-def start(name, suite, mode, selection, out, site):
-    """A pytest run in its own process group, in a scratch folder of its own."""
+def start(name, suite, mode, selection, out, site, files):
+    """A pytest run of `files` in its own process group, in a scratch folder
+    of its own."""
     cwd = os.path.join(out, mode)
     os.makedirs(cwd, exist_ok=True)
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", **suite.env,
@@ -124,7 +124,7 @@ def start(name, suite, mode, selection, out, site):
     results = os.path.join(out, f"{mode}.json")
     if os.path.exists(results):
         os.remove(results)
-    process = subprocess.Popen(pytest_command(name, suite, mode, selection, results, site),
+    process = subprocess.Popen(pytest_command(name, suite, mode, selection, results, site, files),
                                cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT,
                                start_new_session=True)
     return process, log, results
@@ -166,7 +166,8 @@ def broken(mode, code, out):
 def record(name, selection, out):
     suite = SUITES[name]
     os.makedirs(out, exist_ok=True)
-    runs = {"record": start(name, suite, "record", selection, out, site_packages(suite))}
+    site = site_packages(suite)
+    runs = {"record": start(name, suite, "record", selection, out, site, suite.files(site))}
     code = finish(runs)["record"]
     why = broken("record", code, out)
     if why:
@@ -256,8 +257,10 @@ def check(name, selection, out):
         record(name, fresh, out)
         selection = fresh
     wanted = tso_suite.read_selection(selection)["select"]
+    selected_files = sorted({n.split("::")[0] for n in wanted})  # only these are imported
 
-    runs = {mode: start(name, suite, mode, selection, out, site) for mode in ("stock", "patched")}
+    runs = {mode: start(name, suite, mode, selection, out, site, selected_files)
+            for mode in ("stock", "patched")}
     codes = finish(runs)
     problems = [why for mode, code in codes.items() if (why := broken(mode, code, out))]
     if problems:

@@ -223,12 +223,26 @@ def _write_selection(path, files, suite, packages):
 
 # --- hooks ------------------------------------------------------------------
 
+def _absl_flags_parsed():
+    """absltest's test cases (TF-GNN's, TFRS's, tf.test.TestCase) read absl
+    flags (--test_tmpdir) that absltest.main() parses; under pytest nothing
+    does, and parsing sys.argv would meet pytest's options. The flags keep
+    their defaults."""
+    try:
+        from absl import flags
+    except ImportError:
+        return
+    if not flags.FLAGS.is_parsed():
+        flags.FLAGS.mark_as_parsed()
+
+
 def pytest_configure(config):
     config.addinivalue_line(
         "markers", "requires_trainable_backend: Keras's mark; the TensorFlow backend trains, "
         "so nothing is skipped")
     config._tso_mode = config.getoption("--tso-mode")
     config._tso_jax_stub = config.getoption("--tso-jax-stub")
+    _absl_flags_parsed()
     import tf_scatter_ops
     if config._tso_mode == "patched":
         tf_scatter_ops.patch_tensorflow()
