@@ -17,20 +17,24 @@ v1's `tensor_scatter_{update,add,sub}` and `scatter_nd_{update,add,sub}`
 min,max}` methods (resource variables, and v1 ref variables), and a resource
 variable's `scatter_{add,sub,min,max,update}` (an IndexedSlices: how Keras's
 and v1's optimizers apply a sparse gradient) and `sparse_read`, and the same
-methods of a `ShardedVariable` (tables split by ParameterServerStrategy). Each replacement keeps the positional
-order of the TensorFlow function it replaces (v1's `gather_nd` has `name`
-before `batch_dims`, v1's `sparse_segment_*` `name` before `num_segments`);
-inputs our ops do not take (RaggedTensor, SparseTensor,
-extension types) go to TensorFlow's function. Code that looks the name up at call time (`tf.gather_nd(...)`,
-as Keras' TensorFlow backend does) is routed, and so is TensorFlow's own
-`math_ops.unsorted_segment_sum` (its gradients' and optimizers'
-densification of sparse gradients) and `embedding_ops.embedding_lookup_sparse`
-(what tf.nn.safe_embedding_lookup_sparse looks its bags up with); references taken before patching
-(`from tensorflow import gather_nd`), TensorFlow's other internal modules
-and `tf.raw_ops` are not. Each replacement dispatches as TensorFlow's
-function does and carries its attributes (_with_fallback), and while
-patched TensorFlow's writers write TensorFlow's ops (export/writers.py). Functions already traced by `tf.function` keep the
-ops they were traced with.
+methods of a `ShardedVariable` (tables split by ParameterServerStrategy).
+
+Each replacement keeps the positional order of the TensorFlow function it
+replaces (v1's `gather_nd` has `name` before `batch_dims`, v1's
+`sparse_segment_*` `name` before `num_segments`), dispatches as TensorFlow's
+function does (inputs our ops do not take, such as RaggedTensor,
+SparseTensor, extension types and Keras 2's symbolic tensors, go to
+TensorFlow's dispatch and function) and carries its attributes
+(_with_fallback). Code that looks the name up at call time
+(`tf.gather_nd(...)`, as Keras' TensorFlow backend does) is routed, and so
+are TensorFlow's own `math_ops.unsorted_segment_sum` (its gradients' and
+optimizers' densification of sparse gradients) and
+`embedding_ops.embedding_lookup_sparse` (what
+tf.nn.safe_embedding_lookup_sparse looks its bags up with); references taken
+before patching (`from tensorflow import gather_nd`), TensorFlow's other
+internal modules and `tf.raw_ops` are not. Functions already traced by
+`tf.function` keep the ops they were traced with. While patched,
+TensorFlow's writers write TensorFlow's ops (export/writers.py).
 
 The tf.compat.v1 namespaces are TensorFlow's module wrappers, whose attribute
 cache is keyed by the name's str object: setattr (which interns the name)
@@ -229,7 +233,7 @@ def _modules():
             (ref_variable.RefVariable, _METHODS, "tf.compat.v1.RefVariable."))
 
 
-NOT_SUPPORTED = tf_dispatch.OpDispatcher.NOT_SUPPORTED
+_NOT_SUPPORTED = tf_dispatch.OpDispatcher.NOT_SUPPORTED
 _lock = threading.Lock()
 _MISSING = object()
 _saved = None  # [(module, name, TensorFlow's function)] while patched
@@ -305,7 +309,7 @@ def _with_fallback(ours, tensorflows):
             return tensorflows(*args, **kwargs)
         if fallback:
             result = tf_dispatch.dispatch(f, args, kwargs)
-            if result is not NOT_SUPPORTED:
+            if result is not _NOT_SUPPORTED:
                 return result
         return call(*args, **kwargs)
     return _convert.public(_as_tensorflows(f, call, tensorflows))
