@@ -69,7 +69,9 @@ def _every_patched_name():
     """(namespace or class, name) of everything patch_tensorflow() replaces."""
     spaces = dict(_namespaces(), **CLASSES, **MATH, **SPARSE, **NN,
                   ShardedVariable=sharded_variable.ShardedVariable,
-                  **{"tensorflow.python.ops.math_ops": math_ops,
+                  **{"tf.raw_ops": tf.raw_ops, "tf.compat.v2.raw_ops": tf.compat.v2.raw_ops,
+                     "tf.compat.v1.raw_ops": tf.compat.v1.raw_ops,
+                     "tensorflow.python.ops.math_ops": math_ops,
                      "tensorflow.python.ops.embedding_ops": embedding_ops})
     names = _all_names() + [("tf.compat.v1", n) for n in V1_VARIABLE]
     names += [(ns, "gather") for ns in _namespaces()]
@@ -80,6 +82,9 @@ def _every_patched_name():
     names += [(m, n) for m in SPARSE for n in SPARSE_SEGMENTS]
     names += [("tf.compat.v1", n) for n in V1_SEGMENTS]
     names += [(c, m) for c in CLASSES for m in METHODS]
+    names += [(ns, n) for ns in ("tf.raw_ops", "tf.compat.v2.raw_ops", "tf.compat.v1.raw_ops")
+              for n in ("ResourceScatterAdd", "ResourceScatterSub", "ResourceScatterMin",
+                        "ResourceScatterMax", "ResourceScatterUpdate")]
     names += [("tensorflow.python.ops.math_ops", "unsorted_segment_sum"),
               ("tensorflow.python.ops.embedding_ops", "embedding_lookup_sparse")]
     return spaces, names
@@ -178,6 +183,34 @@ def test_safe_embedding_lookup_sparse_reaches_our_ops():
     assert any(t.startswith("TfScatter>") for t in types), types
     for w, g in zip(want, got):
         np.testing.assert_array_equal(g, w)
+
+
+@pytest.mark.parametrize("raw", ["ResourceScatterAdd", "ResourceScatterSub", "ResourceScatterMin",
+                                 "ResourceScatterMax", "ResourceScatterUpdate"])
+def test_raw_resource_scatters_reach_our_ops(raw):
+    """tf.raw_ops.ResourceScatter<Op> (tf-keras's legacy optimizers' row
+    updates): indices of rank 2 with duplicates, bitwise stock's, eagerly
+    and in a tf.function, which builds our op."""
+    rng = np.random.default_rng(2)
+    start = rng.normal(size=(9, 3)).astype(np.float32)
+    ids = np.array([[1, 4], [4, 8]], np.int32)
+    updates = rng.normal(size=(2, 2, 3)).astype(np.float32)
+
+    def run(fn):
+        v = tf.Variable(start)
+        fn(v)
+        return v.numpy()
+
+    def update(v):
+        getattr(tf.raw_ops, raw)(resource=v.handle, indices=ids, updates=updates)
+
+    want = run(update)
+    with tso.patched():
+        assert np.array_equal(run(update), want)
+        assert np.array_equal(run(tf.function(update)), want)
+        v = tf.Variable(start)
+        graph = tf.function(update).get_concrete_function(v).graph
+        assert any(op.type.startswith("TfScatter>ResourceScatterNd") for op in graph.get_operations())
 
 
 class _Boxed:

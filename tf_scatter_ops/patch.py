@@ -32,7 +32,8 @@ optimizers' densification of sparse gradients) and
 `embedding_ops.embedding_lookup_sparse` (what
 tf.nn.safe_embedding_lookup_sparse looks its bags up with); references taken
 before patching (`from tensorflow import gather_nd`), TensorFlow's other
-internal modules and `tf.raw_ops` are not. Functions already traced by
+internal modules and `tf.raw_ops` (but its ResourceScatter<Op>, which
+tf-keras's legacy optimizers call) are not. Functions already traced by
 `tf.function` keep the ops they were traced with. While patched,
 TensorFlow's writers write TensorFlow's ops (export/writers.py).
 
@@ -103,6 +104,11 @@ _INTERNAL_MATH = {"unsorted_segment_sum": segments.unsorted_segment_sum}
 # tf.nn.safe_embedding_lookup_sparse (tf-keras's Embedding of a SparseTensor)
 # prunes and fills the bags, then calls the module's v1 embedding_lookup_sparse.
 _INTERNAL_EMBEDDING = {"embedding_lookup_sparse": nn.embedding_lookup_sparse_v1}
+
+
+# tf.raw_ops' variable scatters, which tf-keras's legacy optimizers call.
+_RAW = {raw: variables.raw_resource_scatter(raw, getattr(tf.raw_ops, raw))
+        for raw in variables.RAW_RESOURCE_SCATTERS}
 
 
 def _v1_sparse_segment(ours):
@@ -226,6 +232,8 @@ def _modules():
             (tf.compat.v1.sparse, _V1_SPARSE, "tf.compat.v1.sparse."),
             (math_ops, _INTERNAL_MATH, "tensorflow.python.ops.math_ops."),
             (embedding_ops, _INTERNAL_EMBEDDING, "tensorflow.python.ops.embedding_ops."),
+            (tf.raw_ops, _RAW, "tf.raw_ops."), (tf.compat.v2.raw_ops, _RAW, "tf.compat.v2.raw_ops."),
+            (tf.compat.v1.raw_ops, _RAW, "tf.compat.v1.raw_ops."),
             (tf.nn, _NN, "tf.nn."), (tf.compat.v2.nn, _NN, "tf.compat.v2.nn."),
             (tf.compat.v1.nn, _V1_NN, "tf.compat.v1.nn."),
             (resource_variable_ops.BaseResourceVariable, _RESOURCE_METHODS, "tf.Variable."),

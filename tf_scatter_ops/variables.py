@@ -22,7 +22,7 @@ import tensorflow as tf
 
 from tf_scatter_ops._base import table
 from tf_scatter_ops._base.tf_private import dist_values, values_util
-from tf_scatter_ops._dispatch import backends, bounds, convert, variable_rows
+from tf_scatter_ops._dispatch import backends, bounds, context, convert, variable_rows
 from tf_scatter_ops._dispatch.variable_rows import unwrap
 
 # Python name -> the tensor op with the same semantics and dtypes, from the
@@ -427,3 +427,42 @@ def sparse_read_method(tensorflows):
             return variable_rows.gather_rows(self, tf.expand_dims(convert.indices(indices), -1), "")
     sparse_read.__doc__ = "tf.Variable.sparse_read on the plugin's row read."
     return convert.public(sparse_read)
+
+
+# tf.raw_ops.ResourceScatter<Op>(resource, indices, updates): what tf-keras's
+# legacy optimizers (Adam, Nadam, Adamax, RMSprop without its fused kernel,
+# SGD) update a slot's or a table's rows with.
+RAW_RESOURCE_SCATTERS = {"ResourceScatterAdd": "scatter_nd_add",
+                         "ResourceScatterSub": "scatter_nd_sub",
+                         "ResourceScatterMin": "scatter_nd_min",
+                         "ResourceScatterMax": "scatter_nd_max",
+                         "ResourceScatterUpdate": "scatter_nd_update"}
+
+
+def raw_resource_scatter(raw, tensorflows):
+    """tf.raw_ops.<raw>(resource, indices, updates, name=None) on our
+    in-place scatter of the variable behind the handle `resource` (the rows
+    at `indices`, of any shape, as TensorFlow's op takes them; TensorFlow's
+    lock). `tensorflows` (the raw op it replaces) runs what ours does not:
+    another dtype, XLA (which compiles TensorFlow's op), stock_ops()."""
+    op = RAW_RESOURCE_SCATTERS[raw]
+    tensor_op = TENSOR_OPS[op]
+
+    def f(resource, indices, updates, name=None):
+        updates = convert.tensor(updates, name="updates")
+        if (updates.dtype.base_dtype not in convert.DTYPE_SETS[tensor_op]
+                or context.emitting_stock() or context.in_xla_context()):
+            return tensorflows(resource=resource, indices=indices, updates=updates, name=name)
+        with convert.scope(name or raw):
+            rows = tf.expand_dims(convert.indices(indices), -1)
+            return backends.scatter_variable(op, _Handle(resource), rows, updates, True, "")
+    f.__name__ = f.__qualname__ = raw
+    f.__doc__ = f"tf.raw_ops.{raw} on the plugin's {op} (in place)."
+    return convert.public(f)
+
+
+class _Handle:
+    """A variable as scatter_variable reads it: its handle."""
+
+    def __init__(self, handle):
+        self.handle = handle

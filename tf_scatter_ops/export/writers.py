@@ -39,15 +39,9 @@ def _keeps_ours(namespace_whitelist):
     return namespace_whitelist is not None and NAMESPACE in namespace_whitelist
 
 
-def _rewritten(graph_def):
-    """Rewrites graph_def in place when it holds our ops."""
-    if rewrite.graph_def_op_types(graph_def):
-        rewrite.rewrite_graph_def(graph_def)
-
-
 def _verify_ops(graph_def, namespace_whitelist, *args, **kwargs):
-    if not _keeps_ours(namespace_whitelist):
-        _rewritten(graph_def)
+    if not _keeps_ours(namespace_whitelist) and rewrite.graph_def_op_types(graph_def):
+        rewrite.rewrite_graph_def(graph_def)  # in place: the graph the save writes
     return _VERIFY_OPS(graph_def, namespace_whitelist, *args, **kwargs)
 
 
