@@ -301,14 +301,15 @@ def _with_fallback(ours, tensorflows):
     typed = getattr(tensorflows, _TYPE_DISPATCHER, None)
     fallback = hasattr(tensorflows, _FALLBACK_DISPATCHERS)
     # a call with the plugin's own arguments is not TensorFlow's to dispatch
-    extra = frozenset(_extra_parameters(call, tensorflows))
+    extra = _extra_parameters(call, tensorflows)
+    ours_only = frozenset(extra)
     positional = len(inspect.signature(tensorflows).parameters)
 
     def f(*args, **kwargs):
         if (all(type(a) in _PLAIN for a in args)
                 and all(type(a) in _PLAIN for a in kwargs.values())):
             return call(*args, **kwargs)
-        if typed is not None and len(args) <= positional and extra.isdisjoint(kwargs):
+        if typed is not None and len(args) <= positional and ours_only.isdisjoint(kwargs):
             result = typed.Dispatch(args, kwargs)
             if result is not NotImplemented:
                 return result
@@ -320,10 +321,10 @@ def _with_fallback(ours, tensorflows):
             if result is not _NOT_SUPPORTED:
                 return result
         return call(*args, **kwargs)
-    return _convert.public(_as_tensorflows(f, call, tensorflows))
+    return _convert.public(_as_tensorflows(f, call, tensorflows, extra))
 
 
-def _as_tensorflows(f, call, tensorflows):
+def _as_tensorflows(f, call, tensorflows, extra):
     """`f` with every attribute of `tensorflows` (names, module, docstring and
     what TensorFlow's decorators set), except that Python's signature is
     ours (TensorFlow's parameters, in its order, then ours), __wrapped__ is
@@ -332,7 +333,6 @@ def _as_tensorflows(f, call, tensorflows):
     f.__dict__.update(getattr(tensorflows, "__dict__", {}))
     for attr in ("__name__", "__qualname__", "__module__"):
         setattr(f, attr, getattr(tensorflows, attr, getattr(call, attr)))
-    extra = _extra_parameters(call, tensorflows)
     f.__doc__ = ((tensorflows.__doc__ or "").rstrip() + "\n\n"
                  "Under tf_scatter_ops.patch_tensorflow() this runs on the plugin's kernels"
                  + (f" and also takes {', '.join(extra)}" if extra else "") + ".\n")

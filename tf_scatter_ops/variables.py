@@ -18,6 +18,9 @@ row writes nothing. `use_locking=True` takes the variable's lock exclusively;
 False shares it with other non-locking updates, whose rows may interleave.
 """
 
+import sys
+import types
+
 import tensorflow as tf
 
 from tf_scatter_ops._base import table
@@ -431,12 +434,11 @@ def sparse_read_method(tensorflows):
 
 # tf.raw_ops.ResourceScatter<Op>(resource, indices, updates): what tf-keras's
 # legacy optimizers (Adam, Nadam, Adamax, RMSprop without its fused kernel,
-# SGD) update a slot's or a table's rows with.
-RAW_RESOURCE_SCATTERS = {"ResourceScatterAdd": "scatter_nd_add",
-                         "ResourceScatterSub": "scatter_nd_sub",
-                         "ResourceScatterMin": "scatter_nd_min",
-                         "ResourceScatterMax": "scatter_nd_max",
-                         "ResourceScatterUpdate": "scatter_nd_update"}
+# SGD) update a slot's or a table's rows with: one per variable op of the
+# table (ScatterNdAdd -> ResourceScatterAdd; interned, as the patch looks
+# names up in tf.compat.v1's module wrapper by their str object).
+RAW_RESOURCE_SCATTERS = {sys.intern("Resource" + row.variable.replace("ScatterNd", "Scatter")): name
+                         for name, row in table.VARIABLE_SCATTERS.items()}
 
 
 def raw_resource_scatter(raw, tensorflows):
@@ -455,14 +457,8 @@ def raw_resource_scatter(raw, tensorflows):
             return tensorflows(resource=resource, indices=indices, updates=updates, name=name)
         with convert.scope(name or raw):
             rows = tf.expand_dims(convert.indices(indices), -1)
-            return backends.scatter_variable(op, _Handle(resource), rows, updates, True, "")
+            return backends.scatter_variable(op, types.SimpleNamespace(handle=resource), rows,
+                                             updates, True, "")  # (all it reads: the handle)
     f.__name__ = f.__qualname__ = raw
     f.__doc__ = f"tf.raw_ops.{raw} on the plugin's {op} (in place)."
     return convert.public(f)
-
-
-class _Handle:
-    """A variable as scatter_variable reads it: its handle."""
-
-    def __init__(self, handle):
-        self.handle = handle
