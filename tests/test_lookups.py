@@ -50,16 +50,115 @@ def test_gather_rows_and_gradient_equal_tf_gather(as_variable, ids, index_dtype)
     _same_slices(got_grad, want_grad)
 
 
-def test_gather_other_axes_and_batch_dims_are_tensorflows():
+# (params shape, ids shape, axis, batch_dims): slices of 8 elements and more
+# are ours (axis_gather.MIN_SLICE), narrower ones TensorFlow's
+AXIS_CASES = [((4, 7, 8), (5,), 1, 0), ((5, 9, 8), (2, 3), -2, 0), ((3, 4, 6, 8), (3, 2, 5), 2, 1),
+              ((3, 6, 2, 4), (3, 5), 1, 1), ((3, 6, 2, 4), (3, 5), None, 1),
+              ((2, 3, 4, 16), (2, 3, 5), -2, 2), ((3, 5, 8), (3,), 1, 1),
+              ((0, 5, 8), (0, 3), 1, 1), ((3, 5, 8), (4, 0), 1, 0), ((2, 3, 4), (2, 2), 1, 0),
+              ((2, 3, 4), (2, 2), -1, 0), ((2, 3, 4), (2, 2), 1, 1)]
+
+
+def _ops(function, *args):
+    graph = tf.function(function).get_concrete_function(*args).graph
+    return {op.type for op in graph.get_operations()}
+
+
+@pytest.mark.parametrize("case", AXIS_CASES, ids=str)
+@pytest.mark.parametrize("index_dtype", [tf.int32, tf.int64], ids=lambda d: d.name)
+def test_gather_along_other_axes_and_batch_dims_equals_tf_gather(case, index_dtype):
+    shape, id_shape, axis, batch_dims = case
+    rng = np.random.default_rng(1)
+    params = tf.constant(rng.standard_normal(shape).astype(np.float32))
+    rows = shape[batch_dims if axis is None else axis]
+    ids = tf.constant(rng.integers(0, max(rows, 1), id_shape), index_dtype)
+    weights = None
+    results = []
+    for gather in (tf.gather, tso.gather):
+        for run in (lambda f: f(), lambda f: tf.function(f)()):
+            with tf.GradientTape() as tape:
+                tape.watch(params)
+                out = run(lambda: gather(params, ids, axis=axis, batch_dims=batch_dims))
+                if weights is None:
+                    weights = tf.constant(rng.standard_normal(out.shape).astype(np.float32))
+                loss = tf.reduce_sum(out * weights)
+            results.append((out, tape.gradient(loss, params)))
+    (want, want_grad), got = results[0], results[1:]
+    for out, grad in got:  # values and gradient bitwise (sums over repeated ids in id order)
+        assert out.shape == want.shape
+        np.testing.assert_array_equal(out.numpy(), want.numpy())
+        np.testing.assert_array_equal(tf.convert_to_tensor(grad).numpy(),
+                                      tf.convert_to_tensor(want_grad).numpy())
+    inner = int(np.prod(shape[(batch_dims if axis is None else axis) % len(shape) + 1:]))
+    ops = _ops(lambda: tso.gather(params, ids, axis=axis, batch_dims=batch_dims))
+    assert ("TfScatter>GatherNd" in ops) == (inner >= 8), ops
+    assert ("GatherV2" in ops) == (inner < 8), ops
+
+
+def test_gather_along_another_axis_is_tensorflows_under_xla_and_stock_ops():
+    params = tf.random.normal([4, 6, 8])
+    ids = tf.constant([[5, 0], [1, 1]])
+    along = lambda: tso.gather(params, ids, axis=1)  # noqa: E731
+    assert "TfScatter>GatherNd" in _ops(along)
+    assert "TfScatter>GatherNd" not in _ops(tf.function(along, jit_compile=True))
+    with tso.stock_ops():
+        assert "TfScatter>GatherNd" not in _ops(along)
+    np.testing.assert_array_equal(tf.function(along, jit_compile=True)().numpy(),
+                                  tf.gather(params, ids, axis=1).numpy())
+
+
+@pytest.mark.parametrize("run", ["eager", "function"])
+def test_gather_along_another_axis_takes_every_policy(run):
+    params = tf.reshape(tf.range(2 * 5 * 3, dtype=tf.float32), [2, 5, 3])  # slices of 3: ours
+    ids = tf.constant([[1, 7], [-1, 4]])                                    # only with a policy
+
+    def gather(**kw):
+        call = lambda: tso.gather(params, ids, axis=1, batch_dims=1, **kw)  # noqa: E731
+        return (call() if run == "eager" else tf.function(call)()).numpy()
+
+    rows = params.numpy()
+    zeros, nan = np.zeros(3, np.float32), np.full(3, np.nan, np.float32)
+    np.testing.assert_array_equal(gather(bad_indices_policy="IGNORE"),
+                                  [[rows[0, 1], zeros], [zeros, rows[1, 4]]])
+    np.testing.assert_array_equal(gather(bad_indices_policy="CLIP"),
+                                  [[rows[0, 1], rows[0, 4]], [rows[1, 0], rows[1, 4]]])
+    np.testing.assert_array_equal(gather(bad_indices_policy="FILL"),
+                                  [[rows[0, 1], nan], [nan, rows[1, 4]]])
+    np.testing.assert_array_equal(gather(bad_indices_policy="FILL", fill_value=[-1.0, -2.0, -3.0]),
+                                  [[rows[0, 1], [-1, -2, -3]], [[-1, -2, -3], rows[1, 4]]])
+    with pytest.raises(tf.errors.InvalidArgumentError,
+                       match=r"indices\[0,1\] = \[7\] does not index into shape \[5\]"):
+        gather(bad_indices_policy="ERROR")
+    with pytest.raises(ValueError, match="fill_value is given for bad_indices_policy='FILL'"):
+        gather(bad_indices_policy="IGNORE", fill_value=0.0)
+
+
+def test_gather_along_another_axis_checks_ids_and_batch_dimensions():
+    params = tf.random.normal([2, 5, 8])
+    for run in (lambda f: f(), lambda f: tf.function(f)()):
+        with pytest.raises(tf.errors.InvalidArgumentError,
+                           match=r"indices\[1,0\] = \[5\] does not index into shape \[5\]"):
+            run(lambda: tso.gather(params, tf.constant([[0, 4], [5, 1]]), axis=1, batch_dims=1))
+    with pytest.raises(ValueError, match=r"params.shape\[:batch_dims\] must equal indices"):
+        tso.gather(params, tf.zeros([3, 2], tf.int32), axis=1, batch_dims=1)
+    unknown = tf.function(lambda i: tso.gather(params, i, axis=1, batch_dims=1),
+                          input_signature=[tf.TensorSpec([None, 2], tf.int32)])
+    with pytest.raises(tf.errors.InvalidArgumentError,
+                       match=r"params.shape\[:batch_dims\] must equal indices"):
+        unknown(tf.zeros([3, 2], tf.int32))
+    np.testing.assert_array_equal(unknown(tf.constant([[4, 0], [1, 2]])).numpy(),
+                                  tf.gather(params, [[4, 0], [1, 2]], axis=1, batch_dims=1).numpy())
+
+
+def test_gather_goes_to_tensorflow_where_ours_cannot_serve_it():
     params = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
     ids = tf.constant([[2, 0], [1, 1]])
-    for kw in (dict(axis=1), dict(axis=-1), dict(axis=1, batch_dims=1)):
-        np.testing.assert_array_equal(tso.gather(params, ids, **kw).numpy(),
-                                      tf.gather(params, ids, **kw).numpy())
-    with pytest.raises(ValueError, match="bad_indices_policy and fill_value apply to row lookups"):
-        tso.gather(params, ids, axis=1, bad_indices_policy="IGNORE")
+    with pytest.raises(ValueError, match="bad_indices_policy and fill_value apply to the gathers"):
+        tso.gather(params.tolist(), ids, axis=1, bad_indices_policy="IGNORE")  # rank unknown
     ragged = tf.ragged.constant([[1, 0], [1]])
     assert tso.gather(params, ragged).to_list() == tf.gather(params, ragged).to_list()
+    assert (tso.gather(params, ragged, axis=1).to_list()
+            == tf.gather(params, ragged, axis=1).to_list())
     assert (tso.nn.embedding_lookup(params, ragged).to_list()
             == tf.nn.embedding_lookup(params, ragged).to_list())
     strings = tf.constant(["a", "b", "c"])

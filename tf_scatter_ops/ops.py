@@ -21,7 +21,7 @@ import tensorflow as tf
 
 from tf_scatter_ops._base import table
 from tf_scatter_ops._base.tf_private import array_ops as _array_ops
-from tf_scatter_ops._dispatch import backends, bounds, convert, variable_rows
+from tf_scatter_ops._dispatch import axis_gather, backends, bounds, convert, variable_rows
 from tf_scatter_ops._dispatch.context import xla_uses_our_kernels  # noqa: F401  (API)
 from tf_scatter_ops._dispatch.convert import DTYPES, INDEX_DTYPES, POLICIES, public  # noqa: F401
 
@@ -736,24 +736,29 @@ def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name
     (from a ShardedVariable each shard reads only its own rows), the first
     bad index named (or gather_nd's "IGNORE", "FILL" or "CLIP"), and a
     `tf.IndexedSlices` gradient of the flattened ids, as tf.gather's.
-    Another axis or `batch_dims`, a TensorFlow 1.x partitioned variable, a
-    dtype the plugin's ops do not take, or ragged indices go to
-    TensorFlow's tf.gather, which then takes no `bad_indices_policy`.
+    Along another axis or with `batch_dims`, `params` is read as rows of
+    the slice after `axis` and the ids are made flat (each checked against
+    its axis first): one gather_nd, where the slice has at least 8 elements
+    or a policy is given (narrower slices, XLA and stock_ops() keep
+    TensorFlow's GatherV2), with a dense gradient, as TensorFlow's. A rank,
+    axis or batch_dims unknown when the graph is built, a TensorFlow 1.x
+    partitioned variable, a dtype the plugin's ops do not take, or ragged
+    indices go to TensorFlow's tf.gather, which then takes no
+    `bad_indices_policy`.
 
     Args:
         params: The tensor or variable to read, of rank at least `axis + 1`.
-        indices: The ids to read, of any shape: int32 or int64 (row lookups
-            take int16 too).
+        indices: The ids to read, of any shape: int16, int32 or int64.
         validate_indices: Ignored, as in TensorFlow (deprecated there).
-        axis: The axis of `params` the ids index; None means 0.
+        axis: The axis of `params` the ids index; None means `batch_dims`.
         batch_dims: The number of leading batch dimensions `params` and
-            `indices` share (then TensorFlow's tf.gather runs).
+            `indices` share; negative counts from the rank of `indices`.
         name: A name scope for the ops (graphs only).
-        bad_indices_policy: For row lookups only, ids out of range (negative,
-            or not below `params`' rows): "", "DEFAULT" or "ERROR" raise
+        bad_indices_policy: Ids out of range (negative, or not below the
+            size of `axis`): "", "DEFAULT" or "ERROR" raise
             InvalidArgumentError naming the first bad id; "IGNORE" gives
             zeros for it; "FILL" gives `fill_value`; "CLIP" clamps it into
-            `[0, rows - 1]`.
+            that range.
         fill_value: With "FILL" only: a scalar or one row for the bad ids,
             in the output's dtype; by default gather_nd's (NaN for floats).
 
@@ -765,7 +770,7 @@ def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name
         InvalidArgumentError: A bad id under the default policy, or an
             unknown `bad_indices_policy`.
         ValueError: A `bad_indices_policy` or `fill_value` for a gather that
-            TensorFlow runs (another axis, `batch_dims`), or a `fill_value`
+            TensorFlow runs (ranks or axis unknown), or a `fill_value`
             without "FILL" or of another shape.
 
     Example:
@@ -786,11 +791,19 @@ def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name
             indices = convert.indices(indices)
             return gather_nd(params, tf.expand_dims(indices, -1),
                              bad_indices_policy=bad_indices_policy, fill_value=fill_value)
-    if convert.check_policy(bad_indices_policy) or fill_value is not None:
+    policy = convert.check_policy(bad_indices_policy)
+    along = (None if convert.foreign(indices) or not variable_rows.ours_reads(params)
+             else axis_gather.normalized(params, indices, axis, batch_dims))
+    if along is not None and (policy or fill_value is not None
+                              or axis_gather.ours_by_default(params, along[0])):
+        bounds.check_fill(policy, fill_value)
+        with convert.scope(name or "gather"):
+            return axis_gather.gather(params, indices, *along, policy, fill_value)
+    if policy or fill_value is not None:
         raise ValueError(
-            "bad_indices_policy and fill_value apply to row lookups (axis 0, batch_dims 0) of the "
-            f"dtypes gather_nd takes; this gather (axis={axis!r}, batch_dims={batch_dims!r}) "
-            "is TensorFlow's")
+            "bad_indices_policy and fill_value apply to the gathers of the dtypes gather_nd "
+            f"takes, with axis and batch_dims known; this gather (axis={axis!r}, "
+            f"batch_dims={batch_dims!r}) is TensorFlow's")
     return _array_ops.gather(params, indices, name=name, axis=axis, batch_dims=batch_dims)
 
 
