@@ -395,3 +395,43 @@ def test_lowering_under_xla_warns_once_when_a_gpu_is_present(monkeypatch):
     assert len(ours) == 1, [str(w.message) for w in caught]
     assert "jit_compile=False" in str(ours[0].message)
     assert "custom_call_target" not in hlo(f, t)
+
+
+@pytest.mark.parametrize("op", ["segment_softmax", "segment_log_softmax"])
+def test_groupwise_gradient_under_xla_is_as_small_as_the_composed_softmax(op):
+    """Under XLA the group-wise functions are TensorFlow's ops; their gradient
+    must not grow past that of the softmax a user writes with TensorFlow's
+    ops (it had 4x its HLO: the max's gradient, which the shift-invariant
+    functions do not need, and a row select whose gradient had dynamic
+    shapes). Values as the eager gradient's."""
+    rng = np.random.default_rng(3)
+    x = tf.constant(rng.standard_normal((300, 4)), tf.float32)
+    ids = tf.constant(rng.integers(0, 40, 300), tf.int32)
+    w = tf.constant(rng.standard_normal((300, 4)), tf.float32)
+
+    def composed(v):
+        e = tf.exp(v - tf.gather(tf.math.unsorted_segment_max(v, ids, 40), ids))
+        y = e / tf.gather(tf.math.unsorted_segment_sum(e, ids, 40), ids)
+        return y if op == "segment_softmax" else tf.math.log(y)
+
+    def gradient(function):
+        def step(v):
+            with tf.GradientTape() as tape:
+                tape.watch(v)
+                loss = tf.reduce_sum(function(v) * w)
+            return tape.gradient(loss, v)
+        return tf.function(step, jit_compile=True)
+
+    ours = gradient(lambda v: getattr(tso, op)(v, ids, 40))
+    theirs = gradient(composed)
+    graph_ops = {o.type for o in ours.get_concrete_function(x).graph.get_operations()}
+    assert "Where" not in graph_ops, graph_ops  # no shape known only at run time
+
+    def instructions(f):
+        return len(re.findall(r"^\s+\S+ = ", f.experimental_get_compiler_ir(x)(stage="hlo"),
+                              re.MULTILINE))
+
+    assert instructions(ours) <= 1.5 * instructions(theirs), (instructions(ours),
+                                                                instructions(theirs))
+    np.testing.assert_allclose(ours(x), gradient(lambda v: getattr(tso, op)(v, ids, 40))
+                               .python_function(x), rtol=1e-5, atol=1e-6)

@@ -99,7 +99,10 @@ def groupwise(op, data, segment_ids, num_segments, ddof=0, policy="", stock=Fals
     else:
         m = _segment("unsorted_segment_max", x, segment_ids, num_segments, policy,
                            stock)
-        shift = tf.where(tf.math.is_finite(m), m, tf.zeros_like(m))
+        # the functions do not depend on the shift (it only keeps exp in
+        # range), so neither do their gradients of any order: none through
+        # the max, whose gradient is most of the graph XLA compiles
+        shift = tf.stop_gradient(tf.where(tf.math.is_finite(m), m, tf.zeros_like(m)))
         shifted = x - per_row(shift)
         total = _segment("unsorted_segment_sum", tf.exp(shifted), segment_ids, num_segments, policy,
                            stock)

@@ -49,6 +49,7 @@ import functools
 import inspect
 
 from tf_scatter_ops._base import table as _table
+from tf_scatter_ops._dispatch import context
 
 MAX_SCATTER_DEPTH = 7  # TensorFlow's scatter kernels
 _UNSORTED = {"segment_sum": "unsorted_segment_sum", "segment_prod": "unsorted_segment_prod",
@@ -174,9 +175,15 @@ def _gather_nd_ignoring(params, indices):
 
 
 def select_rows(cond, a, b):
-    """Row i of `a` where cond[i], else of `b`, as a gather: tf2onnx writes a
-    float tf.where as cond * a + (1 - cond) * b, which gives NaN for an
-    infinity in the row not chosen."""
+    """Row i of `a` where cond[i], else of `b`. Inside stock_ops() as a
+    gather: tf2onnx writes a float tf.where as cond * a + (1 - cond) * b,
+    which gives NaN for an infinity in the row not chosen. Elsewhere (XLA's
+    flavour) a select, which XLA fuses and whose gradient keeps static
+    shapes (the gather's goes through ConcatV2's gradient of IndexedSlices,
+    a Where of dynamic size: 4x the HLO of segment_softmax's gradient)."""
+    if not context.emitting_stock():
+        rows = tf.concat([tf.shape(cond), tf.ones([tf.rank(a) - 1], tf.int32)], 0)
+        return tf.where(tf.reshape(cond, rows), a, b)
     n = tf.shape(cond)[0]
     return tf.gather(tf.concat([b, a], 0), tf.range(n) + n * tf.cast(cond, tf.int32))
 
