@@ -141,3 +141,46 @@ def test_integer_inputs_have_no_gradient():
         tape.watch(x)
         y = tso.scatter_nd(IDX, x, [4])
     assert tape.gradient(y, x) is None
+
+
+def _op_types(function, *args):
+    return [op.type for op in function.get_concrete_function(*args).graph.get_operations()]
+
+
+def test_gather_of_computed_params_gets_its_dense_gradient_from_our_segment_sum():
+    """In a tf.function, a row gather of a computed tensor that nothing else
+    reads gets a dense gradient from our segment sum (TensorFlow's producer
+    gradient would densify the IndexedSlices with its own serial kernel);
+    the same bits as stock TensorFlow's gradient. A variable's rows, and
+    params two gathers read (whose sparse gradients TensorFlow concatenates
+    before it sums them), keep the IndexedSlices."""
+    rng = np.random.default_rng(5)
+    x = tf.constant(rng.standard_normal((30, 4)), tf.float32)
+    w = tf.Variable(rng.standard_normal((4, 4)).astype(np.float32))
+    table = tf.Variable(rng.standard_normal((30, 4)).astype(np.float32))
+    src = tf.constant(rng.integers(0, 30, 200), tf.int32)
+    dst = tf.constant(rng.integers(0, 30, 200), tf.int32)
+
+    def step(gather, segment_sum, twice):
+        def run(x):
+            with tf.GradientTape() as tape:
+                tape.watch(x)
+                h = tf.matmul(x, w)
+                m = gather(h, src) * 1.5
+                if twice:
+                    m = m * gather(h, dst)
+                out = segment_sum(m, dst, 30) + gather(table, src)[:30]
+                loss = tf.reduce_sum(out * out)
+            return tape.gradient(loss, [x, w, table])
+        return tf.function(run)
+
+    for twice in (False, True):
+        ours = step(tso.gather, tso.unsorted_segment_sum, twice)
+        stock = step(tf.gather, tf.math.unsorted_segment_sum, twice)
+        got, want = ours(x), stock(x)
+        for g, s in zip(got, want):
+            np.testing.assert_array_equal(tf.convert_to_tensor(g), tf.convert_to_tensor(s))
+        assert isinstance(got[2], tf.IndexedSlices)  # the variable's rows
+        types = _op_types(ours, x)
+        assert "UnsortedSegmentSum" not in types if not twice else "UnsortedSegmentSum" in types
+        assert types.count("TfScatter>UnsortedSegmentSum") == (2 if not twice else 1)

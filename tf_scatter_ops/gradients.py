@@ -133,10 +133,47 @@ def _gather_nd_params_grad(grad, indices, shape, policy):
     return ops.scatter_nd(tf.cast(indices, tf.int64), grad, shape, policy)
 
 
+# What a gather's params can come from where its sparse gradient must stay
+# sparse: a variable's value (directly, through an identity or a cast, as a
+# Keras mixed-precision variable's), a function's input or a constant, and
+# the ops that hand a gradient on as it is (control flow, function calls, a
+# concat, whose gradient splits an IndexedSlices per input).
+_SPARSE_SOURCES = frozenset({
+    "Placeholder", "_Arg", "Const", "ReadVariableOp", "ResourceGather",
+    "TfScatter>ResourceGatherNd", "ConcatV2", "IdentityN", "Enter", "Switch", "Merge", "Exit",
+    "While", "StatelessWhile", "If", "StatelessIf", "Case", "StatelessCase",
+    "PartitionedCall", "StatefulPartitionedCall"})
+_LOOK_THROUGH = frozenset({"Identity", "Cast"})
+
+
+def _densified_alone(params):
+    """True for params that a function computes from other values (a layer's
+    output, node states) and that only this gather reads: their producer's
+    gradient densifies the IndexedSlices with TensorFlow's serial
+    UnsortedSegmentSum. With other readers it stays sparse: TensorFlow
+    concatenates the sparse gradients of several gathers and sums them in
+    one pass, whose order a dense gradient per gather would change. Unknown
+    when executing eagerly (False)."""
+    if len(getattr(params, "consumers", lambda: ())()) != 1:
+        return False
+    producer = params.op
+    while producer.type in _LOOK_THROUGH:
+        producer = producer.inputs[0].op
+    return producer.type not in _SPARSE_SOURCES
+
+
 def _gather_nd_grad(op, grad):
+    """A row gather of computed params that it alone reads
+    (_densified_alone) gets its dense gradient from our segment sum at once
+    (the same sums, in index order, as the densification it replaces); any
+    other row gather an IndexedSlices."""
     params, indices = op.inputs
     shape = tf.shape(params, out_type=tf.int64)
-    return [_gather_nd_params_grad(grad, indices, shape, _policy(op)), None]
+    dx = _gather_nd_params_grad(grad, indices, shape, _policy(op))
+    if isinstance(dx, tf.IndexedSlices) and not tf.executing_eagerly() and _densified_alone(params):
+        dx = segments.unsorted_segment_sum(dx.values, dx.indices, shape[0],
+                                           bad_indices_policy="IGNORE")
+    return [dx, None]
 
 
 def _resource_gather_nd_grad(op, grad):
