@@ -4,14 +4,9 @@
 
 (tools/client_venv.sh makes that venv; `make bench` runs this.) Each row is a
 training step a user of the library writes: a model of the library's layers,
-a loss, the gradients, a tf-keras optimizer's update. The step is traced four
-times: in a plain tf.function and under jit_compile=True, on stock TensorFlow
-and under tf_scatter_ops.patch_tensorflow() (the same Python function, traced
-again after the patch). Before timing, the gradients of the stock and the
-patched tf.function are compared on the same weights (bitwise, or the largest
-difference). The four are then timed interleaved, round by round, and the
-table has each one's median ms per step and the ratios (above 1: the
-patched step is faster).
+a loss, the gradients, a tf-keras optimizer's update. It is timed four ways
+(benchmarks/four_ways.py): a plain tf.function and jit_compile=True, stock and
+under tf_scatter_ops.patch_tensorflow(), after its gradients are compared.
 
 Rows: TF-GNN's GCNConv and GATv2Conv on one graph; Spektral's GCNConv and
 GATConv on a batch of graphs (disjoint mode); a TensorFlow Recommenders
@@ -31,8 +26,8 @@ import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 import tf_keras  # noqa: E402
 
-import tf_scatter_ops as tso  # noqa: E402
-from benchmarks.harness import expect_retracing, interleaved_ms, machine  # noqa: E402
+from benchmarks.four_ways import render, time_four_ways  # noqa: E402
+from benchmarks.harness import expect_retracing, machine  # noqa: E402
 
 RNG = np.random.default_rng(11)
 
@@ -131,15 +126,6 @@ PROGRAMS = {
 }
 
 
-def _compare(want, got):
-    worst = 0.0
-    for w, g in zip(want, got):
-        w, g = np.asarray(tf.convert_to_tensor(w)), np.asarray(tf.convert_to_tensor(g))
-        if not np.array_equal(w, g):
-            worst = max(worst, float(np.max(np.abs(w.astype(np.float64) - g))))
-    return "bitwise" if worst == 0 else f"max diff {worst:.2g}"
-
-
 def run_program(name, quick, rounds):
     tf_keras.utils.set_random_seed(0)
     model, loss = PROGRAMS[name](quick)
@@ -157,55 +143,7 @@ def run_program(name, quick, rounds):
         optimizer.apply_gradients(zip(tape.gradient(value, variables), variables))
         return value
 
-    # traced before the patch: TensorFlow's ops; after it: ours
-    fns = {"stock": tf.function(step), "stock xla": tf.function(step, jit_compile=True)}
-    stock_grads = tf.function(grads)
-    want = stock_grads()
-    for f in fns.values():
-        f.get_concrete_function()
-    tso.patch_tensorflow()
-    try:
-        patched_grads = tf.function(grads)
-        agreement = _compare(want, patched_grads())
-        fns["patched"] = tf.function(step)
-        fns["patched xla"] = tf.function(step, jit_compile=True)
-        graph = fns["patched"].get_concrete_function().graph.as_graph_def()
-        nodes = list(graph.node) + [n for f in graph.library.function for n in f.node_def]
-        ours = sorted({n.op[len("TfScatter>"):] for n in nodes if n.op.startswith("TfScatter>")})
-        times = {}
-        for k, f in fns.items():
-            try:
-                f()
-            except Exception as e:  # noqa: BLE001  (a step XLA cannot compile is reported)
-                times[k] = f"fails: {type(e).__name__}"
-        timed = {k: (lambda f=f: f().numpy()) for k, f in fns.items() if k not in times}
-        times.update(interleaved_ms(timed, rounds=rounds, calls=3))
-    finally:
-        tso.unpatch()
-    return {"program": name, "agreement": agreement, "ours": ours, "ms": times}
-
-
-def _ratio(a, b):
-    return f"{a / b:.2f}x" if isinstance(a, float) and isinstance(b, float) else "-"
-
-
-def render(rows, info):
-    lines = [f"# Client libraries' training steps: {info['cpu']}, {info['cpus']} CPUs, "
-             f"ISA {info['isa']}, TensorFlow {info['tf']}",
-             "",
-             "| step | stock ms | patched ms | stock XLA ms | patched XLA ms | stock / patched "
-             "| stock XLA / patched | stock XLA / patched XLA | gradients | plugin ops in the step |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
-    for r in rows:
-        ms = r["ms"]
-        cell = {k: (f"{v:.2f}" if isinstance(v, float) else v) for k, v in ms.items()}
-        lines.append(f"| {r['program']} | {cell.get('stock')} | {cell.get('patched')} | "
-                     f"{cell.get('stock xla')} | {cell.get('patched xla')} | "
-                     f"{_ratio(ms.get('stock'), ms.get('patched'))} | "
-                     f"{_ratio(ms.get('stock xla'), ms.get('patched'))} | "
-                     f"{_ratio(ms.get('stock xla'), ms.get('patched xla'))} | {r['agreement']} | "
-                     f"{', '.join(r['ours']) or 'none'} |")
-    return "\n".join(lines)
+    return dict(time_four_ways(step, grads, rounds), program=name)
 
 
 def main(argv=None):
@@ -226,7 +164,7 @@ def main(argv=None):
     for name in names:
         print(f"{name} ...", file=sys.stderr, flush=True)
         rows.append(run_program(name, args.quick, rounds))
-    table = render(rows, info)
+    table = render("Client libraries' training steps", rows, info)
     print(table)
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "clients.json"), "w") as f:

@@ -8,7 +8,7 @@ import pytest
 import tensorflow as tf
 
 import tf_scatter_ops as tso
-from benchmarks import bench, harness, programs, sweep, workloads
+from benchmarks import bench, gnn, harness, programs, sweep, workloads
 
 
 def test_quick_bench_runs_and_writes_json(tmp_path, capsys):
@@ -96,3 +96,17 @@ def test_program_check_rejects_a_wrong_result():
     fns["ours xla"] = lambda x: tf.zeros([100])
     with pytest.raises(AssertionError, match="ours xla differs"):
         programs._check(p, fns, inputs)
+
+
+def test_gnn_steps_run_four_ways_with_stock_gradients(tmp_path, capsys):
+    """Graph networks written with TensorFlow's functions: under the patch the
+    plugin's ops run and the gradients are stock's bits (row gathers of layer
+    outputs get their dense gradient from our segment sum)."""
+    gnn.main(["--quick", "--rounds", "1", "--only", "gcn,gat4", "--out", str(tmp_path)])
+    rows = json.loads((tmp_path / "gnn.json").read_text())["rows"]
+    assert [r["program"].split()[0] for r in rows] == ["gcn", "gat4"]
+    for r in rows:
+        assert r["agreement"] == "bitwise", r
+        assert {"GatherNd", "UnsortedSegmentSum"} <= set(r["ours"]), r
+        assert all(isinstance(r["ms"][w], float) for w in ("stock", "patched")), r
+    assert "largest tensor" in capsys.readouterr().out

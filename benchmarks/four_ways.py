@@ -1,0 +1,94 @@
+"""A training step timed four ways in one run: a plain tf.function and
+jit_compile=True, on stock TensorFlow and under
+tf_scatter_ops.patch_tensorflow() (the same Python function, traced again
+after the patch). Before timing, the gradients of the stock and the patched
+tf.function are compared on the same weights (bitwise, or the largest
+difference). The four are then timed interleaved, round by round: each one's
+median ms per step, and the ratios (above 1: the patched step is faster).
+Used by benchmarks/clients.py and benchmarks/gnn.py."""
+
+import numpy as np
+import tensorflow as tf
+
+import tf_scatter_ops as tso
+from benchmarks.harness import interleaved_ms
+
+WAYS = ("stock", "patched", "stock xla", "patched xla")
+
+
+def compare(want, got):
+    """'bitwise', or the largest absolute difference of two gradient lists."""
+    worst = 0.0
+    for w, g in zip(want, got):
+        w, g = np.asarray(tf.convert_to_tensor(w)), np.asarray(tf.convert_to_tensor(g))
+        if not np.array_equal(w, g):
+            worst = max(worst, float(np.max(np.abs(w.astype(np.float64) - g))))
+    return "bitwise" if worst == 0 else f"max diff {worst:.2g}"
+
+
+def graph_facts(function):
+    """(the plugin's op types in a traced step, the largest tensor it makes
+    in bytes, by the static shapes of its graph and its functions')."""
+    graph = function.get_concrete_function().graph
+    graphs = [graph] + [f.graph for f in getattr(graph, "_functions", {}).values()
+                        if hasattr(f, "graph")]
+    ours, largest = set(), 0
+    for g in graphs:
+        for op in g.get_operations():
+            if op.type.startswith("TfScatter>"):
+                ours.add(op.type[len("TfScatter>"):])
+            for t in op.outputs:
+                if t.shape.is_fully_defined() and t.dtype.is_numpy_compatible:
+                    largest = max(largest, t.shape.num_elements() * t.dtype.size)
+    return sorted(ours), largest
+
+
+def time_four_ways(step, grads, rounds):
+    """{"agreement", "ours", "largest", "ms"} for `step` (a training step:
+    returns its loss) and `grads` (returns the gradients to compare)."""
+    fns = {"stock": tf.function(step), "stock xla": tf.function(step, jit_compile=True)}
+    want = tf.function(grads)()
+    for f in fns.values():
+        f.get_concrete_function()
+    tso.patch_tensorflow()
+    try:
+        agreement = compare(want, tf.function(grads)())
+        fns["patched"] = tf.function(step)
+        fns["patched xla"] = tf.function(step, jit_compile=True)
+        ours, _ = graph_facts(fns["patched"])
+        largest = {k: graph_facts(fns[k])[1] for k in ("stock", "patched")}
+        times = {}
+        for k, f in fns.items():
+            try:
+                f()
+            except Exception as e:  # noqa: BLE001  (a step XLA cannot compile is reported)
+                times[k] = f"fails: {type(e).__name__}"
+        timed = {k: (lambda f=f: f().numpy()) for k, f in fns.items() if k not in times}
+        times.update(interleaved_ms(timed, rounds=rounds, calls=3))
+    finally:
+        tso.unpatch()
+    return {"agreement": agreement, "ours": ours, "largest": largest, "ms": times}
+
+
+def ratio(a, b):
+    return f"{a / b:.2f}x" if isinstance(a, float) and isinstance(b, float) else "-"
+
+
+def render(title, rows, info):
+    """A markdown table of rows ({"program", and time_four_ways's keys})."""
+    lines = [f"# {title}: {info['cpu']}, {info['cpus']} CPUs, ISA {info['isa']}, "
+             f"TensorFlow {info['tf']}",
+             "",
+             "| step | stock ms | patched ms | stock XLA ms | patched XLA ms | stock / patched "
+             "| stock XLA / patched | stock XLA / patched XLA | gradients | plugin ops in the step |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        ms = r["ms"]
+        cell = {k: (f"{v:.2f}" if isinstance(v, float) else v) for k, v in ms.items()}
+        lines.append(f"| {r['program']} | {cell.get('stock')} | {cell.get('patched')} | "
+                     f"{cell.get('stock xla')} | {cell.get('patched xla')} | "
+                     f"{ratio(ms.get('stock'), ms.get('patched'))} | "
+                     f"{ratio(ms.get('stock xla'), ms.get('patched'))} | "
+                     f"{ratio(ms.get('stock xla'), ms.get('patched xla'))} | {r['agreement']} | "
+                     f"{', '.join(r['ours']) or 'none'} |")
+    return "\n".join(lines)

@@ -1,0 +1,163 @@
+"""Graph networks' training steps as users write them, stock vs patched vs XLA.
+
+    python -m benchmarks.gnn [--quick] [--only NAMES] [--rounds N] [--out DIR]
+
+Each row is a two-layer Keras 3 model of one kind of layer, written with
+TensorFlow's functions as GNN code writes them (tf.gather of node states onto
+edges, tf.math.unsorted_segment_* back onto nodes), 64 features, a mean
+squared loss and an Adam update, on a random graph: GCN (symmetric degree
+normalisation, a weight per edge), GraphSAGE-mean and a 4-head GAT (the
+softmax over each node's edges written with unsorted_segment_max / _sum). The
+step is timed four ways (benchmarks/four_ways.py): a plain tf.function and
+jit_compile=True, stock and under tf_scatter_ops.patch_tensorflow(). The
+table also gives the largest tensor the stock and the patched step make
+(static shapes): with 64 features an edge tensor [E, 64] is E * 256 bytes.
+Sizes: 20k nodes / 200k edges and 200k nodes / 2M edges (--quick: 2k / 20k).
+"""
+
+import argparse
+import json
+import os
+import sys
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+
+import keras  # noqa: E402
+import numpy as np  # noqa: E402
+import tensorflow as tf  # noqa: E402
+
+from benchmarks.four_ways import render, time_four_ways  # noqa: E402
+from benchmarks.harness import expect_retracing, machine  # noqa: E402
+
+FEATURES, HEADS = 64, 4
+
+
+class Graph:
+    """A random graph: edges src -> dst, node features, a target per node."""
+
+    def __init__(self, nodes, edges, seed=0):
+        rng = np.random.default_rng(seed)
+        self.nodes = nodes
+        self.src = tf.constant(rng.integers(0, nodes, edges), tf.int32)
+        self.dst = tf.constant(rng.integers(0, nodes, edges), tf.int32)
+        self.x = tf.constant(rng.standard_normal((nodes, FEATURES)), tf.float32)
+        self.y = tf.constant(rng.standard_normal((nodes, FEATURES)), tf.float32)
+        ones = tf.ones_like(self.src, tf.float32)
+        out_deg = tf.math.unsorted_segment_sum(ones, self.src, nodes)
+        in_deg = tf.math.unsorted_segment_sum(ones, self.dst, nodes)
+        self.norm = tf.math.rsqrt(tf.maximum(tf.gather(out_deg, self.src), 1.0)
+                                  * tf.maximum(tf.gather(in_deg, self.dst), 1.0))
+
+
+class GCNLayer(keras.layers.Layer):
+    def build(self, shape):
+        self.w = self.add_weight(shape=(shape[-1], FEATURES), initializer="glorot_uniform")
+
+    def call(self, h, graph):
+        messages = tf.gather(tf.matmul(h, self.w), graph.src) * graph.norm[:, None]
+        return tf.nn.relu(tf.math.unsorted_segment_sum(messages, graph.dst, graph.nodes))
+
+
+class SAGELayer(keras.layers.Layer):
+    def build(self, shape):
+        self.w_self = self.add_weight(shape=(shape[-1], FEATURES), initializer="glorot_uniform")
+        self.w_neigh = self.add_weight(shape=(shape[-1], FEATURES), initializer="glorot_uniform")
+
+    def call(self, h, graph):
+        mean = tf.math.unsorted_segment_mean(tf.gather(h, graph.src), graph.dst, graph.nodes)
+        return tf.nn.relu(tf.matmul(h, self.w_self) + tf.matmul(mean, self.w_neigh))
+
+
+class GATLayer(keras.layers.Layer):
+    def build(self, shape):
+        per_head = FEATURES // HEADS
+        self.w = self.add_weight(shape=(shape[-1], FEATURES), initializer="glorot_uniform")
+        self.a_src = self.add_weight(shape=(HEADS, per_head), initializer="glorot_uniform")
+        self.a_dst = self.add_weight(shape=(HEADS, per_head), initializer="glorot_uniform")
+
+    def call(self, h, graph):
+        z = tf.reshape(tf.matmul(h, self.w), [-1, HEADS, FEATURES // HEADS])
+        z_src = tf.gather(z, graph.src)
+        score = tf.nn.leaky_relu(tf.reduce_sum(z_src * self.a_src, -1)
+                                 + tf.gather(tf.reduce_sum(z * self.a_dst, -1), graph.dst), 0.2)
+        top = tf.math.unsorted_segment_max(score, graph.dst, graph.nodes)
+        e = tf.exp(score - tf.gather(top, graph.dst))
+        alpha = e / tf.gather(tf.math.unsorted_segment_sum(e, graph.dst, graph.nodes), graph.dst)
+        out = tf.math.unsorted_segment_sum(z_src * alpha[..., None], graph.dst, graph.nodes)
+        return tf.nn.elu(tf.reshape(out, [-1, FEATURES]))
+
+
+LAYERS = {"gcn": GCNLayer, "sage_mean": SAGELayer, "gat4": GATLayer}
+SIZES = {"20k": (20_000, 200_000), "200k": (200_000, 2_000_000)}
+
+
+def run_program(kind, size, quick, rounds):
+    nodes, edges = (2_000, 20_000) if quick else SIZES[size]
+    graph = Graph(nodes, edges)
+    keras.utils.set_random_seed(0)
+    layers = [LAYERS[kind](), LAYERS[kind]()]
+    optimizer = keras.optimizers.Adam(1e-3)
+
+    def loss():
+        h = graph.x
+        for layer in layers:
+            h = layer(h, graph=graph)
+        return tf.reduce_mean((h - graph.y) ** 2)
+
+    loss()
+    variables = [v for layer in layers for v in layer.trainable_variables]
+    optimizer.build(variables)
+
+    def grads():
+        with tf.GradientTape() as tape:
+            value = loss()
+        return tape.gradient(value, variables)
+
+    def step():
+        with tf.GradientTape() as tape:
+            value = loss()
+        optimizer.apply_gradients(zip(tape.gradient(value, variables), variables))
+        return value
+
+    row = time_four_ways(step, grads, rounds)
+    row["program"] = f"{kind} {size if not quick else 'quick'} ({nodes} nodes, {edges} edges)"
+    return row
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="a small graph, fewer rounds")
+    parser.add_argument("--only", default="", help=f"comma-separated, of {', '.join(LAYERS)}")
+    parser.add_argument("--sizes", default="20k,200k", help=f"comma-separated, of {', '.join(SIZES)}")
+    parser.add_argument("--rounds", type=int, default=None)
+    parser.add_argument("--out", default="build/bench/gnn")
+    args = parser.parse_args(argv)
+    expect_retracing()
+    kinds = [n for n in args.only.split(",") if n] or list(LAYERS)
+    sizes = ["quick"] if args.quick else [s for s in args.sizes.split(",") if s]
+    unknown = sorted(set(kinds) - set(LAYERS)) + sorted(set(sizes) - set(SIZES) - {"quick"})
+    if unknown:
+        parser.error(f"unknown layers or sizes {unknown}")
+    rounds = args.rounds or (3 if args.quick else 5)
+    info = machine()
+    rows = []
+    for size in sizes:
+        for kind in kinds:
+            print(f"{kind} {size} ...", file=sys.stderr, flush=True)
+            rows.append(run_program(kind, size, args.quick, rounds))
+    table = render("Graph networks' training steps", rows, info)
+    largest = ["", "| step | largest tensor, stock (MB) | largest tensor, patched (MB) |",
+               "|---|---|---|"]
+    largest += [f"| {r['program']} | {r['largest']['stock'] / 1e6:.1f} | "
+                f"{r['largest']['patched'] / 1e6:.1f} |" for r in rows]
+    table += "\n" + "\n".join(largest)
+    print(table)
+    os.makedirs(args.out, exist_ok=True)
+    with open(os.path.join(args.out, "gnn.json"), "w") as f:
+        json.dump({"machine": info, "rows": rows}, f, indent=1)
+    with open(os.path.join(args.out, "gnn.md"), "w") as f:
+        f.write(table + "\n")
+
+
+if __name__ == "__main__":
+    main()
