@@ -6,7 +6,8 @@
 //     XLA fuses it with its neighbours, updates a loop-carried buffer in
 //     place and takes operands with bounded dynamic dimensions;
 //   * a custom call of our CPU core (xla_targets.h), which is faster for
-//     large scatters whose operands have static shapes.
+//     large scatters into a fresh output with few updates per output row,
+//     whose operands have static shapes (thresholds.h says where).
 //
 // Gathers run XLA's where a consumer could fuse them (our call cannot be
 // fused); a large row gather that nothing fuses (the wrappers mark it, see
@@ -113,8 +114,10 @@ class XlaKernel : public ::tensorflow::XlaOpKernel {
  protected:
   // Whether our kernel runs this call site (only operands of static shape
   // can be passed to a custom call).
+  // `fresh`: a scatter's output cannot be its input's buffer (scatter_nd, or
+  // a tensor_scatter of an argument).
   absl::StatusOr<bool> Ours(XlaOpKernelContext* ctx, const std::vector<int>& operands,
-                            const XlaCall& call, bool gather) {
+                            const XlaCall& call, bool gather, bool fresh = false) {
     Path path = Path::kAuto;  // set by ForcedPath unless it fails
     TF_RETURN_IF_ERROR(ForcedPath(&path));
     if (path == Path::kXla) return false;
@@ -128,7 +131,8 @@ class XlaKernel : public ::tensorflow::XlaOpKernel {
       return lone_gather_ && call.form.slice >= kXlaOursFromSlice &&
              elements >= kXlaOursGatherFromElements;
     }
-    return elements >= kXlaOursFromElements;
+    return fresh && elements >= kXlaOursFromElements &&
+           call.form.slice >= kXlaOursScatterFromSlice && call.form.n <= call.form.nslots;
   }
 
   // Sets output 0 to a call of our target on `operands` (`indices` is the
@@ -184,7 +188,7 @@ class XlaTensorScatter : public XlaKernel {
     call.target = ctx->InputShape(0);
     OP_REQUIRES_OK(ctx, ScatterFormOf(call.target, ctx->InputShape(1), ctx->InputShape(2),
                                       &call.form, rules::Wording::kTensorScatter));
-    auto ours = Ours(ctx, {0, 1, 2}, call, /*gather=*/false);
+    auto ours = Ours(ctx, {0, 1, 2}, call, /*gather=*/false, /*fresh=*/fresh_output_);
     OP_REQUIRES_OK(ctx, ours.status());
     if (*ours) {
       EmitCall(ctx, {0, 1, 2}, 0, 1, call, call.target, /*in_place=*/!fresh_output_);
@@ -205,7 +209,7 @@ class XlaScatterNd : public XlaKernel {
     OP_REQUIRES_OK(ctx, ShapeFromTensor(*shape, &call.target));
     OP_REQUIRES_OK(ctx, ScatterFormOf(call.target, ctx->InputShape(0), ctx->InputShape(1),
                                       &call.form));
-    auto ours = Ours(ctx, {0, 1}, call, /*gather=*/false);
+    auto ours = Ours(ctx, {0, 1}, call, /*gather=*/false, /*fresh=*/true);
     OP_REQUIRES_OK(ctx, ours.status());
     if (*ours) {
       EmitCall(ctx, {0, 1}, 1, 0, call, call.target, /*in_place=*/false);
