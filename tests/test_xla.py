@@ -90,24 +90,39 @@ def calls(text):
 @pytest.mark.skipif(not OURS, reason=NOT_OURS)
 def test_each_call_site_runs_xla_or_our_kernel(monkeypatch):
     """Small call sites run XLA's scatter or gather (checked by our index check
-    with the default policy, not with IGNORE), large static ones our kernel;
-    the environment variable forces either."""
+    with the default policy, not with IGNORE). Our kernel runs a large static
+    scatter into a fresh output (scatter_nd, or a tensor_scatter of the
+    function's argument) with no more update rows than output rows (for rows
+    under 16 elements, one per 4); XLA's in-place loop runs one into an
+    intermediate or with more update rows. The environment variable forces
+    either."""
     small = tf.zeros([4]), tf.constant([[1]]), tf.constant([1.0])
-    n = 1 << 16
-    large = tf.zeros([n]), tf.zeros([n, 1], tf.int32), tf.ones([n])
+    n = 1 << 12  # rows of 16: 2^16 update elements
+    ids = tf.constant(np.arange(n)[::-1, None] % (n // 2), tf.int32)
+    large = tf.zeros([n, 16]), ids, tf.ones([n, 16])
+    crowded = tf.zeros([n // 2, 16])
+    narrow = tf.zeros([n * 16]), tf.zeros([n * 16, 1], tf.int32), tf.ones([n * 16])
+    sparse = tf.zeros([n * 64]), tf.zeros([n * 16, 1], tf.int32), tf.ones([n * 16])
+    xla = {"scatter", "CheckIndices"}
     for op in TENSOR_OPS:
         f = positional(getattr(tso, op))
         g = getattr(tso, op)
         ignore = lambda t, i, u: g(t, i, u, bad_indices_policy="IGNORE")  # noqa: E731
-        assert calls(hlo(jit(f), *small)) == {"scatter", "CheckIndices"}
+        intermediate = lambda t, i, u: g(t * 2.0, i, u)  # noqa: E731
+        assert calls(hlo(jit(f), *small)) == xla
         assert calls(hlo(jit(ignore), *small)) == {"scatter"}
         assert calls(hlo(jit(f), *large)) == {table_rows.OP_TYPES[op]}
-    assert calls(hlo(jit(lambda i, u: tso.scatter_nd(i, u, [4])), *small[1:])) == {
-        "scatter", "CheckIndices"}
-    assert calls(hlo(jit(lambda i, u: tso.scatter_nd(i, u, [n])), *large[1:])) == {"ScatterNd"}
+        assert calls(hlo(jit(intermediate), *large)) == xla
+        assert calls(hlo(jit(f), crowded, *large[1:])) == xla  # 2 update rows per row
+        assert calls(hlo(jit(f), *narrow)) == xla  # single elements, one update each
+        assert calls(hlo(jit(f), *sparse)) == {table_rows.OP_TYPES[op]}  # ... one per 4
+    assert calls(hlo(jit(lambda i, u: tso.scatter_nd(i, u, [4])), *small[1:])) == xla
+    assert calls(hlo(jit(lambda i, u: tso.scatter_nd(i, u, [n, 16])), *large[1:])) == {
+        "ScatterNd"}
+    assert calls(hlo(jit(lambda i, u: tso.scatter_nd(i, u, [n // 2, 16])), *large[1:])) == xla
     # gathers: XLA's, which XLA fuses into their consumers
     assert calls(hlo(jit(positional(tso.gather_nd)), *small[:2])) == {"gather", "CheckIndices"}
-    assert calls(hlo(jit(positional(tso.gather_nd)), tf.zeros([n, 1]), large[1])) == {
+    assert calls(hlo(jit(positional(tso.gather_nd)), tf.zeros([n, 1]), ids)) == {
         "gather", "CheckIndices"}
     # ... except a large row gather that no consumer could fuse
     table, rows = tf.zeros([1024, 64]), tf.zeros([1 << 14, 1], tf.int32)
@@ -134,7 +149,7 @@ def test_each_call_site_runs_xla_or_our_kernel(monkeypatch):
     assert {"gather", "ReportBadRow"} <= found_inner and "CheckIndices" not in found_inner
     monkeypatch.setenv("TF_SCATTER_OPS_XLA", "ours")
     assert calls(hlo(jit(positional(tso.tensor_scatter_nd_add)), *small)) == {"TensorScatterAdd"}
-    assert calls(hlo(jit(positional(tso.gather_nd)), tf.zeros([n, 1]), large[1])) == {"GatherNd"}
+    assert calls(hlo(jit(positional(tso.gather_nd)), tf.zeros([n, 1]), ids)) == {"GatherNd"}
     assert calls(hlo(dynamic, *small[:2])) == found  # no custom call takes a dynamic operand
     assert calls(hlo(inner, *small[:2])) == found_inner
     monkeypatch.setenv("TF_SCATTER_OPS_XLA", "xla")

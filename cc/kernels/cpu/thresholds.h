@@ -88,22 +88,26 @@ constexpr int64_t kRowPrefetchBytes = 256;
 
 // Our kernel runs a scatter into a fresh output (scatter_nd, or a
 // tensor_scatter whose input is an argument of the compiled function, which
-// both must copy) with at least this many update elements, rows of at least
-// kXlaOursScatterFromSlice elements and at most one update row per output row
-// on average; XLA's instruction runs every other scatter. Swept with both
+// both must copy) with at least this many update elements and at most one
+// update row per output row on average, of rows of at least
+// kXlaOursScatterFromSlice elements or, narrower, at most one update row per
+// kXlaOursNarrowSlotsPerRow output rows; XLA's instruction runs every other
+// scatter. Swept with both
 // forced (tensor_scatter_nd_add / _max into an argument and into an
 // intermediate, scatter_nd; 2^14 to 2^20 rows of 1, 16 and 64 elements,
 // 1/16 to 16 update rows per output row; 2-core AMD EPYC with AVX-512):
 // into an argument, ours took 1.0-1.7x less time at up to one row per slot
-// for rows of 16 and 64 (and 1.0-1.2x for single elements only when very
-// sparse); from 4 rows per slot XLA's serial loop, whose output stays in
+// for rows of 16 and 64, and 0.8-1.4x for single elements at up to one row
+// per 4 slots (0.6-0.75x at one per slot); from 4 rows per slot XLA's serial loop, whose output stays in
 // cache, was up to 3x faster (1M rows of 16 into 65536 slots: 10.6 ms
 // against 6.8). Into an intermediate or a loop variable, which both update
 // in place, XLA's was faster or equal at nearly every point (0.35-1.0x), and
-// it fuses. (An earlier sweep on a 2-core Intel Xeon with AVX-512 agreed for
-// arguments: 16M <- 1M rows of 16, 10-13 ms against 20.)
+// it fuses. (Benchmark rows W1, 16M <- 1M single elements into an argument,
+// and W5, scatter_nd of 2M elements into 16M, measured 1.7x and 1.9x faster
+// with ours on a 2-core Intel Xeon with AVX-512.)
 constexpr int64_t kXlaOursFromElements = int64_t{1} << 16;
 constexpr int64_t kXlaOursScatterFromSlice = 16;
+constexpr int64_t kXlaOursNarrowSlotsPerRow = 4;
 // ... and a gather with at least this many elements in rows of at least
 // kXlaOursFromSlice, when nothing fuses it: XLA's gather of such rows on its
 // own was 1.3-3.5x slower than ours from 2^21 elements (262144 x 64: 17.8 ms

@@ -131,8 +131,10 @@ class XlaKernel : public ::tensorflow::XlaOpKernel {
       return lone_gather_ && call.form.slice >= kXlaOursFromSlice &&
              elements >= kXlaOursGatherFromElements;
     }
-    return fresh && elements >= kXlaOursFromElements &&
-           call.form.slice >= kXlaOursScatterFromSlice && call.form.n <= call.form.nslots;
+    const int64_t n = call.form.n, nslots = call.form.nslots;  // (nslots <= 2^63 / 4: bytes)
+    return fresh && elements >= kXlaOursFromElements && n <= nslots &&
+           (call.form.slice >= kXlaOursScatterFromSlice ||
+            n <= nslots / kXlaOursNarrowSlotsPerRow);
   }
 
   // Sets output 0 to a call of our target on `operands` (`indices` is the
