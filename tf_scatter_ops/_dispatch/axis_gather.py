@@ -10,8 +10,8 @@ made flat (a bad id would otherwise pick a wrong row, not a missing one), so
 each policy means what it means along axis 0, and the error names the id.
 
 TensorFlow's GatherV2 copies one slice at a time; ours wins from slices of
-MIN_SLICE elements (1.4-2.3x at 8 to 128 elements on a 2-core AMD EPYC) and
-loses on narrower ones (0.7-0.9x at 1 to 4: building the flat ids costs
+MIN_SLICE elements (1.3-1.8x at 8 to 128 elements on a 2-core AMD EPYC) and
+loses on narrower ones (0.8-0.9x at 1 to 4: building the flat ids costs
 about what the copy does). Under XLA and inside stock_ops() TensorFlow's
 gather stays (XLA fuses it), unless a policy asks for ours.
 """

@@ -131,7 +131,7 @@ class XlaKernel : public ::tensorflow::XlaOpKernel {
       return lone_gather_ && call.form.slice >= kXlaOursFromSlice &&
              elements >= kXlaOursGatherFromElements;
     }
-    const int64_t n = call.form.n, nslots = call.form.nslots;  // (nslots <= 2^63 / 4: bytes)
+    const int64_t n = call.form.n, nslots = call.form.nslots;
     return fresh && elements >= kXlaOursFromElements && n <= nslots &&
            (call.form.slice >= kXlaOursScatterFromSlice ||
             n <= nslots / kXlaOursNarrowSlotsPerRow);
