@@ -15,7 +15,6 @@ Adagrad (a recommender's step) at 250k, 1M and 4M rows.
 """
 
 import argparse
-import json
 import os
 import sys
 
@@ -26,7 +25,7 @@ import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 import tf_keras  # noqa: E402
 
-from benchmarks.four_ways import render, time_four_ways  # noqa: E402
+from benchmarks.four_ways import render, time_four_ways, write  # noqa: E402
 from benchmarks.harness import expect_retracing, machine  # noqa: E402
 
 RNG = np.random.default_rng(11)
@@ -129,21 +128,8 @@ PROGRAMS = {
 def run_program(name, quick, rounds):
     tf_keras.utils.set_random_seed(0)
     model, loss = PROGRAMS[name](quick)
-    variables = model.trainable_variables
-    optimizer = _optimizer()
-
-    def grads():
-        with tf.GradientTape() as tape:
-            value = loss()
-        return tape.gradient(value, variables)
-
-    def step():
-        with tf.GradientTape() as tape:
-            value = loss()
-        optimizer.apply_gradients(zip(tape.gradient(value, variables), variables))
-        return value
-
-    return dict(time_four_ways(step, grads, rounds), program=name)
+    return dict(time_four_ways(loss, model.trainable_variables, _optimizer(), rounds),
+                program=name)
 
 
 def main(argv=None):
@@ -164,13 +150,7 @@ def main(argv=None):
     for name in names:
         print(f"{name} ...", file=sys.stderr, flush=True)
         rows.append(run_program(name, args.quick, rounds))
-    table = render("Client libraries' training steps", rows, info)
-    print(table)
-    os.makedirs(args.out, exist_ok=True)
-    with open(os.path.join(args.out, "clients.json"), "w") as f:
-        json.dump({"machine": info, "rows": rows}, f, indent=1)
-    with open(os.path.join(args.out, "clients.md"), "w") as f:
-        f.write(table + "\n")
+    write(args.out, "clients", render("Client libraries' training steps", rows, info), info, rows)
 
 
 if __name__ == "__main__":

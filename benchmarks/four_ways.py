@@ -7,6 +7,9 @@ difference). The four are then timed interleaved, round by round: each one's
 median ms per step, and the ratios (above 1: the patched step is faster).
 Used by benchmarks/clients.py and benchmarks/gnn.py."""
 
+import json
+import os
+
 import numpy as np
 import tensorflow as tf
 
@@ -43,9 +46,21 @@ def graph_facts(function):
     return sorted(ours), largest
 
 
-def time_four_ways(step, grads, rounds):
-    """{"agreement", "ours", "largest", "ms"} for `step` (a training step:
-    returns its loss) and `grads` (returns the gradients to compare)."""
+def time_four_ways(loss, variables, optimizer, rounds):
+    """{"agreement", "ours", "largest", "ms"} for the training step of
+    `loss` (a function of no arguments) over `variables` with `optimizer`,
+    which returns the loss; its gradients are what is compared."""
+    def grads():
+        with tf.GradientTape() as tape:
+            value = loss()
+        return tape.gradient(value, variables)
+
+    def step():
+        with tf.GradientTape() as tape:
+            value = loss()
+        optimizer.apply_gradients(zip(tape.gradient(value, variables), variables))
+        return value
+
     fns = {"stock": tf.function(step), "stock xla": tf.function(step, jit_compile=True)}
     want = tf.function(grads)()
     for f in fns.values():
@@ -55,8 +70,8 @@ def time_four_ways(step, grads, rounds):
         agreement = compare(want, tf.function(grads)())
         fns["patched"] = tf.function(step)
         fns["patched xla"] = tf.function(step, jit_compile=True)
-        ours, _ = graph_facts(fns["patched"])
-        largest = {k: graph_facts(fns[k])[1] for k in ("stock", "patched")}
+        facts = {k: graph_facts(fns[k]) for k in ("stock", "patched")}
+        ours, largest = facts["patched"][0], {k: f[1] for k, f in facts.items()}
         times = {}
         for k, f in fns.items():
             try:
@@ -92,3 +107,13 @@ def render(title, rows, info):
                      f"{ratio(ms.get('stock xla'), ms.get('patched xla'))} | {r['agreement']} | "
                      f"{', '.join(r['ours']) or 'none'} |")
     return "\n".join(lines)
+
+
+def write(out, name, table, info, rows):
+    """Prints the table and writes it (out/name.md) and the rows (out/name.json)."""
+    print(table)
+    os.makedirs(out, exist_ok=True)
+    with open(os.path.join(out, f"{name}.json"), "w") as f:
+        json.dump({"machine": info, "rows": rows}, f, indent=1)
+    with open(os.path.join(out, f"{name}.md"), "w") as f:
+        f.write(table + "\n")

@@ -16,7 +16,6 @@ Sizes: 20k nodes / 200k edges and 200k nodes / 2M edges (--quick: 2k / 20k).
 """
 
 import argparse
-import json
 import os
 import sys
 
@@ -26,7 +25,7 @@ import keras  # noqa: E402
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
-from benchmarks.four_ways import render, time_four_ways  # noqa: E402
+from benchmarks.four_ways import render, time_four_ways, write  # noqa: E402
 from benchmarks.harness import expect_retracing, machine  # noqa: E402
 
 FEATURES, HEADS = 64, 4
@@ -107,19 +106,7 @@ def run_program(kind, size, quick, rounds):
     loss()
     variables = [v for layer in layers for v in layer.trainable_variables]
     optimizer.build(variables)
-
-    def grads():
-        with tf.GradientTape() as tape:
-            value = loss()
-        return tape.gradient(value, variables)
-
-    def step():
-        with tf.GradientTape() as tape:
-            value = loss()
-        optimizer.apply_gradients(zip(tape.gradient(value, variables), variables))
-        return value
-
-    row = time_four_ways(step, grads, rounds)
+    row = time_four_ways(loss, variables, optimizer, rounds)
     row["program"] = f"{kind} {size if not quick else 'quick'} ({nodes} nodes, {edges} edges)"
     return row
 
@@ -150,13 +137,7 @@ def main(argv=None):
                "|---|---|---|"]
     largest += [f"| {r['program']} | {r['largest']['stock'] / 1e6:.1f} | "
                 f"{r['largest']['patched'] / 1e6:.1f} |" for r in rows]
-    table += "\n" + "\n".join(largest)
-    print(table)
-    os.makedirs(args.out, exist_ok=True)
-    with open(os.path.join(args.out, "gnn.json"), "w") as f:
-        json.dump({"machine": info, "rows": rows}, f, indent=1)
-    with open(os.path.join(args.out, "gnn.md"), "w") as f:
-        f.write(table + "\n")
+    write(args.out, "gnn", table + "\n" + "\n".join(largest), info, rows)
 
 
 if __name__ == "__main__":
