@@ -9,6 +9,7 @@ import pytest
 import tensorflow as tf
 
 import tf_scatter_ops as tso
+from ecosystem_util import traced_op_types
 
 
 def _table(rows=10, dim=3, seed=0):
@@ -59,9 +60,8 @@ AXIS_CASES = [((4, 7, 8), (5,), 1, 0), ((5, 9, 8), (2, 3), -2, 0), ((3, 4, 6, 8)
               ((2, 3, 4), (2, 2), -1, 0), ((2, 3, 4), (2, 2), 1, 1)]
 
 
-def _ops(function, *args):
-    graph = tf.function(function).get_concrete_function(*args).graph
-    return {op.type for op in graph.get_operations()}
+def _ops(function):
+    return traced_op_types(tf.function(function))
 
 
 @pytest.mark.parametrize("case", AXIS_CASES, ids=str)
