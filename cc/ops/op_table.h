@@ -23,8 +23,13 @@
 //             <OP>Grad), ArgScatter (TensorScatter's inputs) or
 //             ArgSegment (UnsortedSegment's): two outputs, the maximum or
 //             minimum and the position of the update that holds it
-//             (common/arg_reducers.h). Every kind has CPU and GPU kernels
-//             (register_kernels.h), the GPU's for DTYPES less string
+//             (common/arg_reducers.h), GatherReduce (message passing:
+//             params' rows gathered by edge source, weighted, reduced by
+//             destination; its `reduce` attr picks the reduction) or
+//             EdgeCombine (a per-edge function of two row sets, its `op`
+//             attr). Every kind has CPU and GPU kernels (register_kernels.h),
+//             the GPU's for DTYPES less string, but the message-passing ones
+//             (CPU only: cpu/message_cpu.h)
 //   REDUCER   the reduction of common/reducers.h that applies each update
 //             (Groupwise: the function, common/groupwise.h; ArgScatter,
 //             ArgSegment: ArgMaxOp or ArgMinOp, common/arg_reducers.h)
@@ -77,6 +82,8 @@
 #define TFSO_OP_TensorScatterMinWithArgmin(X)   X(TensorScatterMinWithArgmin, tensor_scatter_nd_min_with_argmin, ArgScatter, ArgMinOp, MINMAX, none, arg, none, none)
 #define TFSO_OP_UnsortedSegmentMaxWithArgmax(X) X(UnsortedSegmentMaxWithArgmax, unsorted_segment_max_with_argmax, ArgSegment, ArgMaxOp, MINMAX, none, arg, none, none)
 #define TFSO_OP_UnsortedSegmentMinWithArgmin(X) X(UnsortedSegmentMinWithArgmin, unsorted_segment_min_with_argmin, ArgSegment, ArgMinOp, MINMAX, none, arg, none, none)
+#define TFSO_OP_GatherReduce(X)        X(GatherReduce, gather_reduce, GatherReduce, AddOp, FLOAT, none, gather_reduce, none, none)
+#define TFSO_OP_EdgeCombine(X)         X(EdgeCombine, edge_combine, EdgeCombine, AddOp, FLOAT, none, edge_combine, none, none)
 // clang-format on
 
 #define TFSO_OPS(X)               \
@@ -109,6 +116,8 @@
   TFSO_OP_TensorScatterMaxWithArgmax(X) \
   TFSO_OP_TensorScatterMinWithArgmin(X) \
   TFSO_OP_UnsortedSegmentMaxWithArgmax(X) \
-  TFSO_OP_UnsortedSegmentMinWithArgmin(X)
+  TFSO_OP_UnsortedSegmentMinWithArgmin(X) \
+  TFSO_OP_GatherReduce(X)         \
+  TFSO_OP_EdgeCombine(X)
 
 #endif  // TF_SCATTER_OPS_CC_OPS_OP_TABLE_H_

@@ -221,6 +221,51 @@ Status WithPositionsShape(InferenceContext* c) {
 
 }  // namespace
 
+// gather_reduce: output [num_segments] + params.shape[1:]; positions the
+// same for max and min (the edge that holds each element), else [0].
+Status GatherReduceShape(InferenceContext* c) {
+  bool weighted = false;
+  std::string reduce;
+  TF_RETURN_IF_ERROR(c->GetAttr("weighted", &weighted));
+  TF_RETURN_IF_ERROR(c->GetAttr("reduce", &reduce));
+  ShapeHandle params = c->input(0), weights = c->input(4);
+  TF_RETURN_IF_ERROR(CheckGatherReduce(c, params, c->input(1), c->input(2), c->input(3),
+                                       weighted ? &weights : nullptr));
+  ShapeHandle output = c->UnknownShape();
+  if (c->RankKnown(params)) {
+    ::tensorflow::shape_inference::DimensionHandle segments;
+    TF_RETURN_IF_ERROR(c->MakeDimForScalarInput(3, &segments));
+    ShapeHandle inner;
+    TF_RETURN_IF_ERROR(c->Subshape(params, 1, &inner));
+    TF_RETURN_IF_ERROR(c->Concatenate(c->Vector(segments), inner, &output));
+  }
+  c->set_output(0, output);
+  c->set_output(1, reduce == "max" || reduce == "min" ? output : c->Vector(0));
+  return absl::OkStatus();
+}
+
+// edge_combine: [edges] + a.shape[1:] (op='dot': without the last axis).
+Status EdgeCombineShape(InferenceContext* c) {
+  std::string op;
+  TF_RETURN_IF_ERROR(c->GetAttr("op", &op));
+  ShapeHandle a = c->input(0), b = c->input(1), src = c->input(2), dst = c->input(3);
+  TF_RETURN_IF_ERROR(CheckEdgeCombine(c, a, b, src, dst, op == "dot"));
+  ShapeHandle rows = c->RankKnown(a) ? a : b;
+  if (!c->RankKnown(rows)) {
+    c->set_output(0, c->UnknownShape());
+    return absl::OkStatus();
+  }
+  ::tensorflow::shape_inference::DimensionHandle edges = c->UnknownDim();
+  if (c->RankKnown(src)) TF_RETURN_IF_ERROR(c->Merge(edges, c->Dim(src, 0), &edges));
+  if (c->RankKnown(dst)) TF_RETURN_IF_ERROR(c->Merge(edges, c->Dim(dst, 0), &edges));
+  ShapeHandle inner, output;
+  TF_RETURN_IF_ERROR(c->Subshape(rows, 1, op == "dot" ? c->Rank(rows) - 1 : c->Rank(rows),
+                                 &inner));
+  TF_RETURN_IF_ERROR(c->Concatenate(c->Vector(edges), inner, &output));
+  c->set_output(0, output);
+  return absl::OkStatus();
+}
+
 // The op definitions of each kind of row of the op table (op_table.h):
 // TensorFlow's inputs, outputs and attrs, our value dtypes, and the policy; the
 // scatters also take the promises indices_are_sorted and unique_indices
@@ -356,6 +401,38 @@ Status WithPositionsShape(InferenceContext* c) {
       .Attr(kPolicyAttr)                                    \
       .SetShapeFn(WithPositionsShape<UnsortedSegmentShape>);
 
+// The message-passing ops: GatherReduce (`weighted`: weights is read, else
+// it is ignored; positions for max and min) and EdgeCombine.
+#define TFSO_OP_DEF_GatherReduce(OP, DTYPES, REDUCER)       \
+  REGISTER_OP("TfScatter>" #OP)                             \
+      .Input("params: T")                                   \
+      .Input("src: Tindices")                               \
+      .Input("dst: Tindices")                               \
+      .Input("num_segments: Tnumsegments")                  \
+      .Input("weights: T")                                  \
+      .Output("output: T")                                  \
+      .Output("positions: int64")                           \
+      .Attr(TFSO_TYPES("T", TFSO_##DTYPES##_DTYPES))         \
+      .Attr(TFSO_TYPES("Tindices", TFSO_INDEX_DTYPES))       \
+      .Attr("Tnumsegments: {int32, int64} = DT_INT32")      \
+      .Attr("reduce: {'sum', 'mean', 'max', 'min'} = 'sum'") \
+      .Attr("weighted: bool = false")                       \
+      .Attr(kPolicyAttr)                                    \
+      .SetShapeFn(GatherReduceShape);
+
+#define TFSO_OP_DEF_EdgeCombine(OP, DTYPES, REDUCER)        \
+  REGISTER_OP("TfScatter>" #OP)                             \
+      .Input("a: T")                                        \
+      .Input("b: T")                                        \
+      .Input("src: Tindices")                               \
+      .Input("dst: Tindices")                               \
+      .Output("output: T")                                  \
+      .Attr(TFSO_TYPES("T", TFSO_##DTYPES##_DTYPES))         \
+      .Attr(TFSO_TYPES("Tindices", TFSO_INDEX_DTYPES))       \
+      .Attr("op: {'add', 'sub', 'mul', 'dot'} = 'add'")     \
+      .Attr(kPolicyAttr)                                    \
+      .SetShapeFn(EdgeCombineShape);
+
 // The stateful half: in-place updates of variables (resource handles, and
 // TensorFlow 1.x ref variables), and row reads straight from a variable.
 #define TFSO_VARIABLE_DEF_ScatterNd(VARIABLE, DTYPES)
@@ -397,6 +474,8 @@ Status WithPositionsShape(InferenceContext* c) {
 #define TFSO_VARIABLE_DEF_Groupwise(VARIABLE, DTYPES)
 #define TFSO_VARIABLE_DEF_ArgScatter(VARIABLE, DTYPES)
 #define TFSO_VARIABLE_DEF_ArgSegment(VARIABLE, DTYPES)
+#define TFSO_VARIABLE_DEF_GatherReduce(VARIABLE, DTYPES)
+#define TFSO_VARIABLE_DEF_EdgeCombine(VARIABLE, DTYPES)
 
 #define TFSO_VARIABLE_DEF_GatherNd(VARIABLE, DTYPES)        \
   REGISTER_OP("TfScatter>" #VARIABLE)                       \

@@ -153,6 +153,26 @@ Status CheckSparseSegment(const TensorShape& data, const TensorShape& indices,
                                        KnownView(num_segments.shape()), num));
 }
 
+Status CheckGatherReduce(const TensorShape& params, const TensorShape& src, const TensorShape& dst,
+                         const ::tensorflow::Tensor& num_segments, const TensorShape* weights,
+                         int64_t* num) {
+  *num = num_segments.dims() == 0 ? ScalarInt64(num_segments) : 0;
+  if (weights == nullptr) {
+    return ToStatus(rules::GatherReduce<KnownView>(KnownView(params), KnownView(src),
+                                                   KnownView(dst),
+                                                   KnownView(num_segments.shape()), nullptr, num));
+  }
+  const KnownView w(*weights);
+  return ToStatus(rules::GatherReduce(KnownView(params), KnownView(src), KnownView(dst),
+                                      KnownView(num_segments.shape()), &w, num));
+}
+
+Status CheckEdgeCombine(const TensorShape& a, const TensorShape& b, const TensorShape& src,
+                        const TensorShape& dst, bool dot) {
+  return ToStatus(rules::EdgeCombine(KnownView(a), KnownView(b), KnownView(src), KnownView(dst),
+                                     dot));
+}
+
 Status CheckIndices(InferenceContext* c, ShapeHandle target, ShapeHandle indices,
                     const char* what) {
   return ToStatus(rules::Indices(TraceView(c, target), TraceView(c, indices), what));
@@ -178,6 +198,24 @@ Status CheckSparseSegment(InferenceContext* c, ShapeHandle data, ShapeHandle ind
                           ShapeHandle ids, ShapeHandle num_segments) {
   return ToStatus(rules::SparseSegment(TraceView(c, data), TraceView(c, indices),
                                        TraceView(c, ids), TraceView(c, num_segments), nullptr));
+}
+
+Status CheckGatherReduce(InferenceContext* c, ShapeHandle params, ShapeHandle src,
+                         ShapeHandle dst, ShapeHandle num_segments, const ShapeHandle* weights) {
+  if (weights == nullptr) {
+    return ToStatus(rules::GatherReduce<TraceView>(TraceView(c, params), TraceView(c, src),
+                                                   TraceView(c, dst), TraceView(c, num_segments),
+                                                   nullptr, nullptr));
+  }
+  const TraceView w(c, *weights);
+  return ToStatus(rules::GatherReduce(TraceView(c, params), TraceView(c, src), TraceView(c, dst),
+                                      TraceView(c, num_segments), &w, nullptr));
+}
+
+Status CheckEdgeCombine(InferenceContext* c, ShapeHandle a, ShapeHandle b, ShapeHandle src,
+                        ShapeHandle dst, bool dot) {
+  return ToStatus(rules::EdgeCombine(TraceView(c, a), TraceView(c, b), TraceView(c, src),
+                                     TraceView(c, dst), dot));
 }
 
 }  // namespace tf_scatter_ops

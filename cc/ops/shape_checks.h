@@ -230,6 +230,35 @@ inline std::string NegativeNumSegments(int64_t num_segments) {
   return absl::StrCat("Input num_segments == ", num_segments, " must not be negative.");
 }
 
+
+// Ours, for the message-passing ops (gather_reduce, edge_combine).
+inline std::string EdgeLengths(const std::string& src, const std::string& dst) {
+  return absl::StrCat("src and dst must be vectors of one length (one id per edge), got src shape ",
+                      src, " and dst shape ", dst);
+}
+
+inline std::string EdgeWeights(const std::string& weights, const std::string& params) {
+  return absl::StrCat("weights.shape = ", weights,
+                      " must be [edges] followed by params.shape's dimensions after the first ",
+                      "(all, some or none of them); params.shape = ", params);
+}
+
+inline std::string EdgeRows(const std::string& a, const std::string& b) {
+  return absl::StrCat("a and b must have rows of one shape (a.shape[1:] == b.shape[1:]), got a shape ",
+                      a, " and b shape ", b);
+}
+
+inline std::string DotRank(const std::string& a) {
+  return absl::StrCat("op='dot' needs a and b of rank >= 2 (the product is over the last axis), ",
+                      "got a shape ", a);
+}
+
+// An edge whose id is out of range: which id, and what it indexes.
+inline std::string EdgeIdOutOfRange(const char* name, int64_t edge, int64_t id, int64_t rows,
+                                    const char* of) {
+  return absl::StrCat(name, "[", edge, "] = ", id, " is out of range [0, ", rows, ") (", of, ")");
+}
+
 }  // namespace messages
 
 // The rules, on views with rank() (-1: unknown), dim(d) (-1: unknown),
@@ -368,6 +397,56 @@ std::string SparseSegment(const View& data, const View& indices, const View& ids
   return error;
 }
 
+
+// The message-passing ops: 1-D src and dst of one length; gather_reduce's
+// params of rank >= 1, a scalar num_segments >= 0 and (`weighted`) weights
+// of shape [edges] + params.shape[1:1 + k]; edge_combine's a and b with rows
+// of one shape (`dot`: rank >= 2).
+template <typename View>
+std::string Edges(const View& src, const View& dst) {
+  std::string error = Vector(src, "src");
+  if (error.empty()) error = Vector(dst, "dst");
+  if (error.empty() && src.rank() == 1 && dst.rank() == 1 && Conflict(src.dim(0), dst.dim(0))) {
+    error = messages::EdgeLengths(src.text(), dst.text());
+  }
+  return error;
+}
+
+template <typename View>
+std::string GatherReduce(const View& params, const View& src, const View& dst,
+                         const View& num_segments, const View* weights, const int64_t* num) {
+  if (num_segments.rank() > 0) return messages::NumSegmentsNotScalar(num_segments.text());
+  if (num != nullptr && *num < 0) return messages::NegativeNumSegments(*num);
+  std::string error = Edges(src, dst);
+  if (error.empty()) error = SegmentData(params, /*sparse=*/true);
+  if (!error.empty() || weights == nullptr || weights->rank() < 0) return error;
+  const View& w = *weights;
+  bool ok = w.rank() >= 1 && (params.rank() < 0 || w.rank() <= params.rank()) &&
+            !(src.rank() == 1 && Conflict(w.dim(0), src.dim(0)));
+  for (int d = 1; ok && params.rank() >= 0 && d < w.rank(); ++d) {
+    ok = !Conflict(w.dim(d), params.dim(d));
+  }
+  return ok ? "" : messages::EdgeWeights(w.text(), params.text());
+}
+
+template <typename View>
+std::string EdgeCombine(const View& a, const View& b, const View& src, const View& dst,
+                        bool dot) {
+  std::string error = Edges(src, dst);
+  if (!error.empty()) return error;
+  for (const View* v : {&a, &b}) {
+    if (v->rank() >= 0 && v->rank() < (dot ? 2 : 1)) {
+      return dot ? messages::DotRank(v->text()) : messages::ShapeRankAtLeast(1, v->rank());
+    }
+  }
+  if (a.rank() >= 0 && b.rank() >= 0) {
+    bool same = a.rank() == b.rank();
+    for (int d = 1; same && d < a.rank(); ++d) same = !Conflict(a.dim(d), b.dim(d));
+    if (!same) return messages::EdgeRows(a.text(), b.text());
+  }
+  return "";
+}
+
 }  // namespace rules
 
 // Kernels: the checks on a call's shapes, and its canonical form.
@@ -404,6 +483,17 @@ Status CheckSparseSegment(const ::tensorflow::TensorShape& data,
                           const ::tensorflow::TensorShape& ids,
                           const ::tensorflow::Tensor& num_segments, int64_t* num);
 
+// gather_reduce's and edge_combine's checks (rules::GatherReduce,
+// rules::EdgeCombine); weights null when the op is not weighted.
+Status CheckGatherReduce(const ::tensorflow::TensorShape& params,
+                         const ::tensorflow::TensorShape& src,
+                         const ::tensorflow::TensorShape& dst,
+                         const ::tensorflow::Tensor& num_segments,
+                         const ::tensorflow::TensorShape* weights, int64_t* num);
+Status CheckEdgeCombine(const ::tensorflow::TensorShape& a, const ::tensorflow::TensorShape& b,
+                        const ::tensorflow::TensorShape& src,
+                        const ::tensorflow::TensorShape& dst, bool dot);
+
 // Shape functions: the same rules on what is known at trace time.
 Status CheckIndices(::tensorflow::shape_inference::InferenceContext* c,
                     ::tensorflow::shape_inference::ShapeHandle target,
@@ -426,6 +516,18 @@ Status CheckSparseSegment(::tensorflow::shape_inference::InferenceContext* c,
                           ::tensorflow::shape_inference::ShapeHandle indices,
                           ::tensorflow::shape_inference::ShapeHandle ids,
                           ::tensorflow::shape_inference::ShapeHandle num_segments);
+
+Status CheckGatherReduce(::tensorflow::shape_inference::InferenceContext* c,
+                         ::tensorflow::shape_inference::ShapeHandle params,
+                         ::tensorflow::shape_inference::ShapeHandle src,
+                         ::tensorflow::shape_inference::ShapeHandle dst,
+                         ::tensorflow::shape_inference::ShapeHandle num_segments,
+                         const ::tensorflow::shape_inference::ShapeHandle* weights);
+Status CheckEdgeCombine(::tensorflow::shape_inference::InferenceContext* c,
+                        ::tensorflow::shape_inference::ShapeHandle a,
+                        ::tensorflow::shape_inference::ShapeHandle b,
+                        ::tensorflow::shape_inference::ShapeHandle src,
+                        ::tensorflow::shape_inference::ShapeHandle dst, bool dot);
 
 }  // namespace tf_scatter_ops
 

@@ -24,6 +24,7 @@
 #include "ops/op_table.h"
 #include "tf/arg_kernels.h"
 #include "tf/groupwise_kernels.h"
+#include "tf/message_kernels.h"
 #include "tf/scatter_kernels.h"
 #include "tf/segment_kernels.h"
 #include "tensorflow/core/framework/op_kernel.h"
@@ -42,7 +43,9 @@ enum class Kind {
   kSparseSegment,
   kGroupwise,
   kArgScatter,
-  kArgSegment
+  kArgSegment,
+  kGatherReduce,
+  kEdgeCombine
 };
 
 // The value types of a row, TensorFlow's C++ types, ending in void.
@@ -118,6 +121,10 @@ void RegisterOn(const char* device, bool gpu) {
     Register<ArgScatterOp<Backend, T, Op>, T>(device, op, "T");
   } else if constexpr (Row::kKind == Kind::kArgSegment) {
     Register<ArgSegmentOp<Backend, T, Op>, T>(device, op, "T", gpu ? H{"num_segments"} : H{});
+  } else if constexpr (Row::kKind == Kind::kGatherReduce) {
+    if (!gpu) Register<GatherReduceOp<Backend, T>, T>(device, op, "T");  // no GPU core yet
+  } else if constexpr (Row::kKind == Kind::kEdgeCombine) {
+    if (!gpu) Register<EdgeCombineOp<Backend, T>, T>(device, op, "T");
   } else {
     RegisterSegment<Row, typename Segments<Backend>::type, T, Op>(device, gpu);
   }

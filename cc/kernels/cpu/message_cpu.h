@@ -1,0 +1,166 @@
+// Message passing on the CPU: gather_reduce (each destination's edges'
+// source rows, scaled by the edges' weights and reduced, without an
+// [edges, features] intermediate) and edge_combine (per-edge a[src] op
+// b[dst]). TensorFlow-free.
+//
+// gather_reduce groups the edges by destination (a stable counting sort:
+// each group's edges stay in edge order) and each output row is reduced by
+// one thread from its group alone, in edge order, from the reduction's
+// start (0 for sums, nothing for max / min): the order of unsorted_segment_*
+// of the gathered rows, so the result is theirs bit for bit, for any thread
+// count. A weighted edge's row is params' row times its weight, rounded
+// before it is added (as the composed multiply rounds it). Max and min keep
+// the arg reductions' rule (common/arg_reducers.h) and the edge that holds
+// each element.
+#ifndef TF_SCATTER_OPS_CC_KERNELS_CPU_MESSAGE_CPU_H_
+#define TF_SCATTER_OPS_CC_KERNELS_CPU_MESSAGE_CPU_H_
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "common/arg_reducers.h"
+#include "common/reducers.h"
+#include "cpu/parallel.h"
+#include "cpu/row_copy.h"
+
+namespace tf_scatter_ops {
+
+enum class EdgeReduce { kSum, kMean, kMax, kMin };
+enum class EdgeOp { kAdd, kSub, kMul, kDot };
+
+// Edges grouped by destination: group v holds edges[offsets[v],
+// offsets[v + 1]) in edge order. Edges that `keep` refuses are in no group.
+struct EdgeGroups {
+  std::vector<int64_t> offsets;
+  std::vector<int64_t> edges;
+};
+
+template <typename Index, typename Keep>
+void GroupEdges(const Index* dst, int64_t nedges, int64_t ngroups, const Keep& keep,
+                EdgeGroups* g) {
+  g->offsets.assign(ngroups + 1, 0);
+  for (int64_t e = 0; e < nedges; ++e) {
+    if (keep(e)) ++g->offsets[static_cast<int64_t>(dst[e]) + 1];
+  }
+  for (int64_t v = 0; v < ngroups; ++v) g->offsets[v + 1] += g->offsets[v];
+  g->edges.resize(g->offsets[ngroups]);
+  std::vector<int64_t> next(g->offsets.begin(), g->offsets.end() - 1);
+  for (int64_t e = 0; e < nedges; ++e) {
+    if (keep(e)) g->edges[next[static_cast<int64_t>(dst[e])]++] = e;
+  }
+}
+
+// How far ahead an edge's source row is prefetched.
+constexpr int64_t kMessagePrefetchEdges = 8;
+
+// out[v] (and positions[v] for max / min: the edge that holds each element,
+// -1 for none) = the reduction of params[src[e]] * weights[e] over group v.
+// A row has `heads` parts of `width` elements; weights (null: none) has one
+// value per edge and head. `empty` is what an empty group's max / min holds.
+template <EdgeReduce kReduce, typename T, typename Index>
+void GatherReduceCpu(const EdgeGroups& g, const T* params, const Index* src, const T* weights,
+                     int64_t heads, int64_t width, T empty, T* out, int64_t* positions,
+                     const Parallel& parallel) {
+  const int64_t ngroups = static_cast<int64_t>(g.offsets.size()) - 1;
+  const int64_t slice = heads * width;
+  if (ngroups <= 0 || slice == 0) return;
+  const int64_t nedges = g.offsets.back();
+  // Parts of about equal edges, cut at group boundaries.
+  const int64_t parts = std::max<int64_t>(1, std::min<int64_t>(ngroups, 4 * parallel.threads));
+  const auto group_at = [&](int64_t p) -> int64_t {
+    if (p <= 0) return 0;
+    if (p >= parts) return ngroups;
+    return std::lower_bound(g.offsets.begin(), g.offsets.end() - 1, p * nedges / parts) -
+           g.offsets.begin();
+  };
+  const int64_t cost = std::max<int64_t>(1, (nedges + ngroups) / parts) * slice;
+  parallel.For(parts, cost, [&](int64_t begin, int64_t end) {
+    for (int64_t v = group_at(begin); v < group_at(end); ++v) {
+      T* o = out + v * slice;
+      int64_t* pos = positions == nullptr ? nullptr : positions + v * slice;
+      constexpr bool kArg = kReduce == EdgeReduce::kMax || kReduce == EdgeReduce::kMin;
+      if constexpr (kArg) {
+        std::fill_n(o, slice, empty);
+        std::fill_n(pos, slice, int64_t{-1});
+      } else {
+        std::fill_n(o, slice, T(0));
+      }
+      const int64_t first = g.offsets[v], last = g.offsets[v + 1];
+      for (int64_t k = first; k < last; ++k) {
+        if (k + kMessagePrefetchEdges < last) {
+          const int64_t ahead = g.edges[k + kMessagePrefetchEdges];
+          PrefetchRow(params + static_cast<int64_t>(src[ahead]) * slice,
+                      slice * static_cast<int64_t>(sizeof(T)));
+        }
+        const int64_t e = g.edges[k];
+        const T* r = params + static_cast<int64_t>(src[e]) * slice;
+        for (int64_t h = 0; h < heads; ++h) {
+          const T w = weights == nullptr ? T(1) : weights[e * heads + h];
+          T* oh = o + h * width;
+          const T* rh = r + h * width;
+          for (int64_t j = 0; j < width; ++j) {
+            const T x = weights == nullptr ? rh[j] : static_cast<T>(rh[j] * w);
+            if constexpr (kArg) {
+              using Arg = typename std::conditional<kReduce == EdgeReduce::kMax, ArgMaxOp,
+                                                    ArgMinOp>::type;
+              int64_t* ph = pos + h * width;
+              if (ph[j] < 0 || Arg::Takes(x, oh[j])) {
+                oh[j] = x;
+                ph[j] = e;
+              }
+            } else {
+              AddOp::Apply(oh[j], x);
+            }
+          }
+        }
+      }
+      if constexpr (kReduce == EdgeReduce::kMean) {
+        if (last > first) {
+          for (int64_t j = 0; j < slice; ++j) Finalize<MeanOp>(o[j], last - first);
+        }
+      }
+    }
+  });
+}
+
+// out[e] = a[src[e]] op b[dst[e]] for the edges that `keep` takes (others:
+// 0). Rows have `slice` elements; kDot sums the products of each of the
+// `slice / width` parts of `width` elements in order, in A, into one value.
+template <EdgeOp kOp, typename T, typename A, typename Index, typename Keep>
+void EdgeCombineCpu(const T* a, const T* b, const Index* src, const Index* dst, int64_t nedges,
+                    int64_t slice, int64_t width, const Keep& keep, T* out,
+                    const Parallel& parallel) {
+  const int64_t out_slice = kOp == EdgeOp::kDot ? (width == 0 ? 0 : slice / width) : slice;
+  if (out_slice == 0) return;
+  parallel.For(nedges, 2 * slice + 1, [&](int64_t begin, int64_t end) {
+    for (int64_t e = begin; e < end; ++e) {
+      T* o = out + e * out_slice;
+      if (!keep(e)) {
+        std::fill_n(o, out_slice, T(0));
+        continue;
+      }
+      const T* x = a + static_cast<int64_t>(src[e]) * slice;
+      const T* y = b + static_cast<int64_t>(dst[e]) * slice;
+      if constexpr (kOp == EdgeOp::kDot) {
+        for (int64_t h = 0; h < out_slice; ++h) {
+          A acc = A(0);
+          for (int64_t j = h * width; j < (h + 1) * width; ++j) {
+            acc += static_cast<A>(x[j]) * static_cast<A>(y[j]);
+          }
+          o[h] = static_cast<T>(acc);
+        }
+      } else {
+        for (int64_t j = 0; j < slice; ++j) {
+          if constexpr (kOp == EdgeOp::kAdd) o[j] = x[j] + y[j];
+          if constexpr (kOp == EdgeOp::kSub) o[j] = x[j] - y[j];
+          if constexpr (kOp == EdgeOp::kMul) o[j] = x[j] * y[j];
+        }
+      }
+    }
+  });
+}
+
+}  // namespace tf_scatter_ops
+
+#endif  // TF_SCATTER_OPS_CC_KERNELS_CPU_MESSAGE_CPU_H_

@@ -1,0 +1,5 @@
+// The kernels of the op table's row GatherReduce (op_table.h): a unit per row, so
+// that the ops' instantiations compile in parallel.
+#include "register/register_kernels.h"
+
+TFSO_REGISTER_ROW(GatherReduce)
