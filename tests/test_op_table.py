@@ -18,7 +18,7 @@ import table_rows
 
 VALUE_ATTR = {"ScatterNd": "T", "TensorScatter": "T", "GatherNd": "Tparams", "UnsortedSegment": "T",
               "SortedSegment": "T", "SparseSegment": "T", "Groupwise": "T", "ArgScatter": "T",
-              "ArgSegment": "T"}
+              "ArgSegment": "T", "GatherReduce": "T", "EdgeCombine": "T"}
 # The index attrs of each kind.
 INDEX_ATTRS = {"SparseSegment": ("Tidx", "Tsegmentids")}
 
@@ -46,6 +46,7 @@ EXPECTED_DTYPES = {
     "segment_var": FLOAT, "segment_std": FLOAT,
     "tensor_scatter_nd_max_with_argmax": MINMAX, "tensor_scatter_nd_min_with_argmin": MINMAX,
     "unsorted_segment_max_with_argmax": MINMAX, "unsorted_segment_min_with_argmin": MINMAX,
+    "gather_reduce": FLOAT, "edge_combine": FLOAT,
 }
 
 
@@ -92,7 +93,8 @@ def test_the_table_has_the_family():
         "segment_mean", "sparse_segment_sum", "sparse_segment_mean", "sparse_segment_sqrt_n",
         "segment_softmax", "segment_log_softmax", "segment_logsumexp", "segment_var",
         "segment_std", "tensor_scatter_nd_max_with_argmax", "tensor_scatter_nd_min_with_argmin",
-        "unsorted_segment_max_with_argmax", "unsorted_segment_min_with_argmin"]
+        "unsorted_segment_max_with_argmax", "unsorted_segment_min_with_argmin",
+        "gather_reduce", "edge_combine"]
     assert all(row.dtypes for row in _table.OPS)
 
 

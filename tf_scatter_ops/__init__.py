@@ -17,7 +17,9 @@ has it `tensor_scatter_nd_mul`, `_div` and `_mean`, `include_self=False`
 (PyTorch's scatter_reduce's, for add, mul, min, max and mean), the
 `segment_*_csr` reductions of CSR rows (offsets, or a RaggedTensor's rows)
 or the positions of the rows that hold a max or min
-(`unsorted_segment_max_with_argmax`, `tensor_scatter_nd_argmin`, ...).
+(`unsorted_segment_max_with_argmax`, `tensor_scatter_nd_argmin`, ...), or
+the fused message passing of graph networks (`gather_reduce`: each node's
+in-edges' source rows reduced without the edge tensor; `edge_combine`).
 `gpu_status()` says whether the GPU kernels run here and why.
 """
 
@@ -78,6 +80,7 @@ from tf_scatter_ops.groupwise import (
     segment_std,
     segment_var,
 )
+from tf_scatter_ops.message import edge_combine, gather_reduce
 from tf_scatter_ops.patch import is_patched, patch_tensorflow, patched, unpatch
 from tf_scatter_ops.segments import (
     segment_max,
@@ -108,7 +111,7 @@ _gpu.warn_if_stepped_aside()
 
 # The modules that define the functions are not names of the API (their
 # functions above are); `from tf_scatter_ops import ops` still imports one.
-del argminmax, csr, gpu, gradients, groupwise, ops, patch, segments, variables  # noqa: F821
+del argminmax, csr, gpu, gradients, groupwise, message, ops, patch, segments, variables  # noqa: F821
 
 if _importlib_util.find_spec("keras") is not None:  # Keras is optional
     # the Keras layers and optimizers, registered for keras.models.load_model
@@ -122,9 +125,11 @@ __all__ = [
     "built_with_gpu",
     "built_with_xla",
     "cpu_isa",
+    "edge_combine",
     "export",
     "gather",
     "gather_nd",
+    "gather_reduce",
     "gpu_status",
     "is_patched",
     "keras",

@@ -8,7 +8,7 @@ update that won (the last one in index order) gets gradient.
 
 import tensorflow as tf
 
-from tf_scatter_ops import ops, segments
+from tf_scatter_ops import message, ops, segments
 from tf_scatter_ops._base import table
 from tf_scatter_ops._dispatch import backends, composed, context, convert, segment_ids
 
@@ -329,6 +329,99 @@ def _arg_grad(op, grad, unused_positions_grad):
     return [d_tensor, None, d_updates]
 
 
+def _edge_mask(src, dst, src_rows, dst_rows):
+    """The edges a message-passing op kept (both ids in range; the kernels
+    fail on any other unless IGNORE, which drops them)."""
+    return message._in_range(src, src_rows) & message._in_range(dst, dst_rows)
+
+
+def _heads_view(x, heads):
+    """x [rows, ...] as [rows, heads, -1]."""
+    return tf.reshape(x, tf.stack([tf.shape(x, out_type=tf.int64)[0], heads, -1]))
+
+
+def _held_grads(params, src, weights, grad, positions):
+    """gather_reduce's max and min: element (v, j), held by edge
+    p = positions[v, j] (-1: none), sends grad[v, j] * weights[p, head(j)]
+    to params[src[p], j] and grad[v, j] * params[src[p], j] to
+    weights[p, head(j)]; summed by our segment sum (in order)."""
+    def take(x, at):  # x's flat elements at `at` (0 where out of range)
+        return ops.gather_nd(tf.reshape(x, [-1]), at[:, None], bad_indices_policy="IGNORE")
+
+    width = tf.reduce_prod(tf.shape(params, out_type=tf.int64)[1:])  # a row's elements
+    pos = tf.reshape(positions, [-1])
+    held = pos >= 0
+    edge = tf.where(held, pos, tf.zeros_like(pos))
+    col = tf.range(tf.size(pos, out_type=tf.int64)) % tf.maximum(width, 1)
+    at = take(tf.cast(src, tf.int64), edge) * width + col  # the element of params
+    g = tf.reshape(grad, [-1])
+    nothing = -tf.ones_like(at)
+    if weights is None:
+        value = g
+    else:
+        heads = tf.reduce_prod(tf.shape(weights, out_type=tf.int64)[1:])
+        w_at = edge * heads + col // tf.maximum(width // tf.maximum(heads, 1), 1)
+        value = g * take(weights, w_at)
+    d_params = segments.unsorted_segment_sum(value, tf.where(held, at, nothing),
+                                             tf.size(params, out_type=tf.int64))
+    d_params = tf.reshape(d_params, tf.shape(params))
+    if weights is None:
+        return [d_params, None, None, None, None]
+    d_weights = segments.unsorted_segment_sum(g * take(params, at), tf.where(held, w_at, nothing),
+                                              tf.size(weights, out_type=tf.int64))
+    return [d_params, None, None, None, tf.reshape(d_weights, tf.shape(weights))]
+
+
+def _gather_reduce_grad(op, grad, unused_positions_grad):
+    """The same ops on the reversed edges: params' gradient is a
+    gather_reduce of the incoming gradient (scaled by the weights), the
+    weights' an edge_combine "dot" of it with params' rows (per head); max
+    and min send each value's gradient to the edge that holds it."""
+    params, src, dst, num_segments, weights = op.inputs
+    reduce = op.get_attr("reduce").decode()
+    weighted = op.get_attr("weighted")
+    rows = message._rows(params)
+    keep = _edge_mask(src, dst, rows, num_segments)
+    dst = tf.where(keep, dst, -tf.ones_like(dst))  # dropped edges get no gradient
+    w = weights if weighted else None
+    if reduce in ("max", "min"):
+        return _held_grads(params, src, w, grad, op.outputs[1])
+    if reduce == "mean":
+        count = segments.unsorted_segment_sum(tf.cast(keep, grad.dtype), dst, num_segments,
+                                              bad_indices_policy="IGNORE")
+        grad = grad / _broadcast_rows(tf.maximum(count, 1), grad)
+    d_params = message._gather_reduce_op(grad, dst, src, rows, w, "sum", "IGNORE")[0]
+    if not weighted:
+        return [d_params, None, None, None, None]
+    heads = tf.reduce_prod(tf.shape(weights, out_type=tf.int64)[1:])
+    d_weights = message.edge_combine(_heads_view(grad, heads), _heads_view(params, heads),
+                                     dst, src, op="dot", bad_indices_policy="IGNORE")
+    return [d_params, None, None, None, tf.reshape(d_weights, tf.shape(weights))]
+
+def _edge_combine_grad(op, grad):
+    """add / sub: a segment sum of the gradient by src (by dst for b);
+    mul: of the gradient times the other side's rows; dot: a gather_reduce
+    of the other side's rows weighted by the gradient, on the reversed
+    edges."""
+    a, b, src, dst = op.inputs
+    kind = op.get_attr("op").decode()
+    rows_a, rows_b = message._rows(a), message._rows(b)
+    keep = _edge_mask(src, dst, rows_a, rows_b)
+    src_kept = tf.where(keep, src, -tf.ones_like(src))
+    dst_kept = tf.where(keep, dst, -tf.ones_like(dst))
+    if kind == "dot":
+        d_a = message._gather_reduce_op(b, dst, src_kept, rows_a, grad, "sum", "IGNORE")[0]
+        d_b = message._gather_reduce_op(a, src, dst_kept, rows_b, grad, "sum", "IGNORE")[0]
+        return [d_a, d_b, None, None]
+    g_a, g_b = grad, grad
+    if kind == "mul":
+        g_a = grad * ops.gather_nd(b, dst[:, None], bad_indices_policy="IGNORE")
+        g_b = grad * ops.gather_nd(a, src[:, None], bad_indices_policy="IGNORE")
+    d_a = segments.unsorted_segment_sum(g_a, src_kept, rows_a, bad_indices_policy="IGNORE")
+    d_b = segments.unsorted_segment_sum(g_b, dst_kept, rows_b, bad_indices_policy="IGNORE")
+    return [d_a, -d_b if kind == "sub" else d_b, None, None]
+
+
 # The rules by the op table's gradient column, registered for every row.
 _RULES = {
     "scatter_nd": _scatter_nd_grad,
@@ -346,6 +439,8 @@ _RULES = {
     "sparse_segment": _sparse_segment_grad,
     "groupwise": _groupwise_grad,
     "arg": _arg_grad,
+    "gather_reduce": _gather_reduce_grad,
+    "edge_combine": _edge_combine_grad,
 }
 for _row in table.OPS:
     tf.RegisterGradient("TfScatter>" + _row.op)(_RULES[_row.gradient])

@@ -36,6 +36,7 @@
 #include "common/reducers.h"
 #include "cpu/arg_scatter_cpu.h"
 #include "cpu/gather_cpu.h"
+#include "cpu/message_cpu.h"
 #include "cpu/scatter_cpu.h"
 #include "cpu/scatter_hinted.h"
 #include "cpu/segment_cpu.h"
@@ -924,12 +925,105 @@ void HintedCase(std::mt19937_64& rng) {
         int(mode), (long long)n, (long long)nslots, (long long)slice, threads);
 }
 
+// The message-passing core (cpu/message_cpu.h) against a naive loop over
+// the edges in edge order: gather_reduce's sum, mean, max and min with and
+// without per-edge-and-head weights (edges with an id out of range dropped),
+// edge_combine's four ops; any thread split gives the same bytes.
+template <tso::EdgeReduce kReduce>
+void MessageCase(std::mt19937_64& rng) {
+  const int64_t rows = 1 + rng() % 60, nseg = rng() % 50, nedges = rng() % 900;
+  const int64_t heads = 1 + rng() % 3, width = rng() % 5;
+  const int64_t slice = heads * width;
+  std::vector<int32_t> src(nedges), dst(nedges);
+  for (int64_t e = 0; e < nedges; ++e) {
+    src[e] = static_cast<int32_t>(rng() % (rows + 2)) - 1;  // some out of range
+    dst[e] = static_cast<int32_t>(rng() % (nseg + 2)) - 1;
+  }
+  const auto value = [&] { return static_cast<double>(static_cast<int64_t>(rng() % 41) - 20) / 8; };
+  std::vector<double> params(rows * slice), weights(nedges * heads);
+  for (double& v : params) v = value();
+  for (double& v : weights) v = value();
+  const bool weighted = rng() % 2;
+  const auto keep = [&](int64_t e) { return src[e] >= 0 && src[e] < rows && dst[e] >= 0 && dst[e] < nseg; };
+  constexpr bool kArg = kReduce == tso::EdgeReduce::kMax || kReduce == tso::EdgeReduce::kMin;
+  const double empty = kReduce == tso::EdgeReduce::kMax ? -1e300 : 1e300;
+  std::vector<double> want(nseg * slice, kArg ? empty : 0.0);
+  std::vector<int64_t> want_pos(kArg ? nseg * slice : 0, -1), count(nseg, 0);
+  for (int64_t e = 0; e < nedges; ++e) {
+    if (!keep(e)) continue;
+    ++count[dst[e]];
+    for (int64_t j = 0; j < slice; ++j) {
+      const double x = params[src[e] * slice + j] * (weighted ? weights[e * heads + j / width] : 1.0);
+      double& o = want[dst[e] * slice + j];
+      if constexpr (kArg) {
+        int64_t& p = want_pos[dst[e] * slice + j];
+        const bool takes = kReduce == tso::EdgeReduce::kMax ? o < x : x < o;
+        if (p < 0 || takes) o = x, p = e;
+      } else {
+        o += x;
+      }
+    }
+  }
+  if (kReduce == tso::EdgeReduce::kMean) {
+    for (int64_t v = 0; v < nseg; ++v) {
+      for (int64_t j = 0; j < slice && count[v] > 0; ++j) want[v * slice + j] /= count[v];
+    }
+  }
+  const int threads = 1 + rng() % 4;
+  const tso::Parallel par = threads == 1 ? Serial() : ThreadParallel(threads, rng());
+  tso::EdgeGroups groups;
+  tso::GroupEdges(dst.data(), nedges, nseg, keep, &groups);
+  std::vector<double> got(nseg * slice, 99);
+  std::vector<int64_t> pos(want_pos.size(), 99);
+  tso::GatherReduceCpu<kReduce>(groups, params.data(), src.data(),
+                                weighted ? weights.data() : nullptr, heads, width, empty,
+                                got.data(), kArg ? pos.data() : nullptr, par);
+  CHECK(std::memcmp(want.data(), got.data(), want.size() * sizeof(double)) == 0 &&
+            want_pos == pos,
+        "gather_reduce %d: %lld edges into %lld x %lld, %d threads", static_cast<int>(kReduce),
+        (long long)nedges, (long long)nseg, (long long)slice, threads);
+  // edge_combine over the same edges (b: params' rows, dst taken modulo them)
+  std::vector<int32_t> dst_b(nedges);
+  for (int64_t e = 0; e < nedges; ++e) dst_b[e] = dst[e] < 0 ? dst[e] : dst[e] % rows;
+  const auto keep_b = [&](int64_t e) { return src[e] >= 0 && src[e] < rows && dst_b[e] >= 0; };
+  std::vector<double> dot(nedges * heads, 99), sum(nedges * slice, 99);
+  tso::EdgeCombineCpu<tso::EdgeOp::kDot, double, double>(params.data(), params.data(), src.data(),
+                                                         dst_b.data(), nedges, slice, width, keep_b,
+                                                         dot.data(), par);
+  tso::EdgeCombineCpu<tso::EdgeOp::kSub, double, double>(params.data(), params.data(), src.data(),
+                                                         dst_b.data(), nedges, slice, 1, keep_b,
+                                                         sum.data(), par);
+  for (int64_t e = 0; e < nedges && width > 0; ++e) {
+    for (int64_t h = 0; h < heads; ++h) {
+      double acc = 0, diff = 0;
+      for (int64_t f = 0; f < width && keep_b(e); ++f) {
+        const int64_t j = h * width + f;
+        acc += params[src[e] * slice + j] * params[dst_b[e] * slice + j];
+        diff = params[src[e] * slice + j] - params[dst_b[e] * slice + j];
+        CHECK(sum[e * slice + j] == diff, "edge_combine sub: edge %lld", (long long)e);
+      }
+      CHECK(dot[e * heads + h] == acc, "edge_combine dot: edge %lld head %lld", (long long)e,
+            (long long)h);
+    }
+  }
+}
+
+void MessageCases(std::mt19937_64& rng) {
+  for (int c = 0; c < 40; ++c) {
+    MessageCase<tso::EdgeReduce::kSum>(rng);
+    MessageCase<tso::EdgeReduce::kMean>(rng);
+    MessageCase<tso::EdgeReduce::kMax>(rng);
+    MessageCase<tso::EdgeReduce::kMin>(rng);
+  }
+}
+
 int main(int argc, char** argv) {
   const int64_t cases = argc > 1 ? std::atoll(argv[1]) : 3000;
   const uint64_t seed = argc > 2 ? std::strtoull(argv[2], nullptr, 10) : 12345;
   std::mt19937_64 rng(seed);
   FixedCases();
   SortedSegments(rng);
+  MessageCases(rng);
   for (int c = 0; c < 40; ++c) {
     ArgCase<tso::ArgMaxOp>(rng);
     ArgCase<tso::ArgMinOp>(rng);

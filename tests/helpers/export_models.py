@@ -158,6 +158,36 @@ class AttentionGradient(tf.Module):
         return {"grad": tf.convert_to_tensor(tape.gradient(loss, nodes))}
 
 
+class MessagePassing(tf.Module):
+    """The fused message passing: weighted sum and mean over in-edges,
+    per-edge dot products (an attention score)."""
+
+    @tf.function(input_signature=[_spec(X), tf.TensorSpec([10], tf.int32),
+                                  tf.TensorSpec([10], tf.int32)])
+    def __call__(self, nodes, senders, receivers):
+        score = tso.edge_combine(nodes, nodes, senders, receivers, op="dot")
+        return {"score": score,
+                "sum": tso.gather_reduce(nodes, senders, receivers, 6, weights=score),
+                "mean": tso.gather_reduce(nodes, senders, receivers, 7, reduce="mean"),
+                "add": tso.edge_combine(nodes, nodes, senders, receivers)}
+
+
+class MessagePassingGradient(tf.Module):
+    """The fused ops in a training step: their gradients are the same ops on
+    the reversed edges; max pooling with its positions output."""
+
+    @tf.function(input_signature=[_spec(X), tf.TensorSpec([10], tf.int32),
+                                  tf.TensorSpec([10], tf.int32)])
+    def __call__(self, nodes, senders, receivers):
+        with tf.GradientTape() as tape:
+            tape.watch(nodes)
+            score = tso.edge_combine(nodes, nodes, senders, receivers, op="dot")
+            pooled = tso.gather_reduce(nodes, senders, receivers, 6, weights=score)
+            top = tso.gather_reduce(nodes, senders, receivers, 6, reduce="max")
+            loss = tf.reduce_sum(pooled ** 2) + tf.reduce_sum(top)
+        return {"grad": tape.gradient(loss, nodes), "top": top}
+
+
 SENDERS = np.array([0, 1, 2, 3, 4, 5, 0, 2, 4, 1], np.int32)
 RECEIVERS = np.array([1, 2, 3, 4, 5, 0, 3, 3, 0, 5], np.int32)
 
@@ -174,6 +204,11 @@ MODELS = {
     "attention_gradient": (AttentionGradient,
                            {"nodes": X, "senders": SENDERS, "receivers": RECEIVERS},
                            ("tensorflow",)),
+    "message_passing": (MessagePassing, {"nodes": X, "senders": SENDERS, "receivers": RECEIVERS},
+                        ALL_TARGETS),
+    "message_passing_gradient": (MessagePassingGradient,
+                                 {"nodes": X, "senders": SENDERS, "receivers": RECEIVERS},
+                                 ("tensorflow",)),
 }
 
 

@@ -268,6 +268,44 @@ def gen_csr(t, rng, k, large=False):
     return s
 
 
+def gen_message(t, rng, k, large=False):
+    """gather_reduce and edge_combine: a few nodes and edges (none too),
+    rows of rank 0..2 (rank >= 1 for a dot, which takes the last axis),
+    weights none / per edge / per edge and head, negative dst (dropped by
+    gather_reduce), ids out of range; under XLA bad ids only where the
+    policy drops or clamps them."""
+    s = _base(t, rng, k)
+    s["index_dtype"] = _choice(rng, INDEX_DTYPES)
+    s["policy"] = _choice(rng, POLICIES)
+    s["mode"] = _mode(rng, xla_ok=True)
+    s["nodes"] = 0 if rng.random() < 0.06 else int(rng.integers(1, 9))
+    s["nodes_b"] = 0 if rng.random() < 0.06 else int(rng.integers(1, 9))
+    s["edges"] = 0 if rng.random() < 0.06 else int(rng.integers(1, 13))
+    s["slice"] = _dims(rng, _choice(rng, [0, 1, 1, 2]), 4, 0.05)
+    s["specials"] = bool(rng.random() < 0.25)
+    s["nbad"] = _choice(rng, [0, 0, 0, 1, 2])
+    if s["mode"] == "xla" and s["policy"] in ("", "DEFAULT", "ERROR"):
+        # XLA raises nothing: every id in range (no rows to index: no edges)
+        s["nbad"] = 0
+        if not (s["nodes"] and s["nodes_b"]):
+            s["edges"] = 0
+    s["negatives"] = bool(rng.random() < 0.3)
+    if t.kind == "GatherReduce":
+        s["reduce"] = _choice(rng, ["sum", "mean", "max", "min"])
+        s["weights"] = _choice(rng, ["none", "edge", "head"] if s["slice"] else ["none", "edge"])
+    else:
+        s["edge_op"] = _choice(rng, ["add", "sub", "mul", "dot"])
+        if s["edge_op"] == "dot" and not s["slice"]:
+            s["slice"] = [int(rng.integers(1, 5))]
+        s["negatives"] = False
+    if large:
+        s.update(nodes=3000, nodes_b=3000, edges=200_000, slice=[4], mode="eager", large=True,
+                 specials=False)
+        if s["index_dtype"] == "int16":
+            s["index_dtype"] = "int32"
+    return s
+
+
 GENERATORS = {
     "ScatterNd": gen_scatter,
     "TensorScatter": gen_scatter,
@@ -280,6 +318,8 @@ GENERATORS = {
     "SortedSegment": gen_sorted,
     "SparseSegment": gen_sparse,
     "CSR": gen_csr,
+    "GatherReduce": gen_message,
+    "EdgeCombine": gen_message,
 }
 
 

@@ -1570,6 +1570,83 @@ def run_csr(ctx):
     verdict(ctx, attempt(lambda: run_mode(s, call, args)), expected)
 
 
+def message_inputs(rng, s):
+    """A case's rows, ids (bad ones planted) and weights, as NumPy arrays."""
+    dtype = s["dtype"]
+    inner = list(s["slice"])
+    n_a, n_b, e = s["nodes"], s["nodes_b"], s["edges"]
+    a = random_values(rng, dtype, [n_a] + inner, s["specials"])
+    b = random_values(rng, dtype, [n_b] + inner, s["specials"])
+    nd = s.get("num_segments", n_b)
+    src = rng.integers(0, max(n_a, 1), size=e)
+    dst = rng.integers(0, max(nd, 1), size=e)
+    if s["negatives"] and e:
+        dst[rng.random(e) < 0.3] = -1
+    for k in rng.choice(e, size=min(s["nbad"], e), replace=False) if e else []:
+        which = src if rng.random() < 0.5 else dst
+        limit = n_a if which is src else nd
+        which[k] = limit + int(rng.integers(0, 3)) if rng.random() < 0.6 \
+            else -1 - int(rng.integers(0, 3))
+    weights = None
+    if s.get("weights") == "edge":
+        weights = random_values(rng, dtype, [e])
+    elif s.get("weights") == "head":
+        weights = random_values(rng, dtype, [e, inner[0]])
+    index = np.dtype(s["index_dtype"])
+    return a, b, src.astype(index), dst.astype(index), weights
+
+
+def run_message(ctx):
+    """gather_reduce (kind GatherReduce) and edge_combine against the NumPy
+    reference (reference.py), bitwise outside XLA; an id out of range under
+    the default policy is an InvalidArgumentError naming the first bad
+    edge."""
+    s = ctx.spec
+    rng = np.random.default_rng(s["seed"])
+    gather = s["kind"] == "GatherReduce"
+    if gather:
+        s.setdefault("num_segments", s["nodes_b"])
+    a, b, src, dst, weights = message_inputs(rng, s)
+    policy, default = policy_of(s)
+    src64, dst64 = src.astype(np.int64), dst.astype(np.int64)
+    n_a, n_b = a.shape[0], (s["num_segments"] if gather else b.shape[0])
+    if policy == "CLIP":
+        src64 = np.clip(src64, 0, max(n_a - 1, 0)) if n_a else src64
+        dst64 = np.minimum(dst64, n_b - 1) if gather else (np.clip(dst64, 0, max(n_b - 1, 0))
+                                                           if n_b else dst64)
+    bad_src = (src64 < 0) | (src64 >= n_a)
+    bad_dst = (dst64 >= n_b) | ((dst64 < 0) & (not gather))
+    dtype = tf_dtype(s["dtype"])
+    if default and (bad_src | bad_dst).any():
+        expected = Error(error_classes(s), r"(src|dst)\[\d+\] = -?\d+ is out of range",
+                         what="bad_row")
+    elif gather:
+        out, _ = ref.gather_reduce(a, src64, dst64, n_b, weights, s["reduce"])
+        expected = Value(out, close(EPS[s["dtype"]] * 64, EPS[s["dtype"]] * 64)
+                         if xla(s) else same(nan_bits=False))
+    else:
+        out = ref.edge_combine(a, b, src64, dst64, s["edge_op"])
+        expected = Value(out, close(EPS[s["dtype"]] * 64, EPS[s["dtype"]] * 64)
+                         if xla(s) else same(nan_bits=False))
+    kw = {"bad_indices_policy": s["policy"]}
+    if gather:
+        args = [Arg(a, dtype), Arg(src), Arg(dst)] + ([Arg(weights, dtype)] if weights is not None
+                                                      else [])
+
+        def call(x, i, j, *w):
+            return tso.gather_reduce(x, i, j, n_b, weights=w[0] if w else None,
+                                     reduce=s["reduce"], **kw)
+    else:
+        args = [Arg(a, dtype), Arg(b, dtype), Arg(src), Arg(dst)]
+
+        def call(x, y, i, j):
+            return tso.edge_combine(x, y, i, j, op=s["edge_op"], **kw)
+    if s["mode"] == "function_unknown":
+        for arg in args:
+            arg.unknown = [None] * arg.tensor.shape.rank
+    verdict(ctx, attempt(lambda: run_mode(s, call, args)), expected)
+
+
 RUNNERS = {
     "ScatterNd": run_scatter,
     "TensorScatter": run_scatter,
@@ -1582,6 +1659,8 @@ RUNNERS = {
     "SortedSegment": run_sorted,
     "SparseSegment": run_sparse,
     "CSR": run_csr,
+    "GatherReduce": run_message,
+    "EdgeCombine": run_message,
 }
 
 

@@ -189,3 +189,85 @@ def assert_same(actual, expected, nan_bits=True):
     if not np.array_equal(a, e):
         diff = np.argwhere(actual != expected)[:5]
         raise AssertionError(f"results differ at {diff.tolist()}:\n{actual}\nvs\n{expected}")
+
+
+# ------------------------------------------------------- message passing
+
+def _edge_order(dst, keep):
+    """The kept edges by destination, each group in edge order: (edges,
+    their destinations, each edge's rank within its group)."""
+    kept = np.nonzero(keep)[0]
+    order = kept[np.argsort(dst[kept], kind="stable")]
+    d = dst[order]
+    rank = np.arange(len(d)) - np.searchsorted(d, d, side="left")
+    return order, d, rank
+
+
+def gather_reduce(params, src, dst, num_segments, weights=None, reduce="sum"):
+    """tso.gather_reduce in NumPy, in the kernel's order and rounding: each
+    edge's row params[src] * weights (rounded once, in params' dtype), summed
+    per destination in edge order from 0 (mean: over the edge count in the
+    dtype); max / min with the arg rule (ties keep the first edge, NaN wins
+    and stays) from the dtype's lowest / highest. Edges with an id out of
+    range are dropped. Returns (output, positions or None)."""
+    params = np.asarray(params)
+    dtype = params.dtype
+    src, dst = np.asarray(src, np.int64).reshape(-1), np.asarray(dst, np.int64).reshape(-1)
+    rows = params.shape[0]
+    inner = params.shape[1:]
+    width = int(np.prod(inner, dtype=np.int64))
+    keep = (src >= 0) & (src < rows) & (dst >= 0) & (dst < num_segments)
+    flat = params.reshape(rows, width)
+    x = flat[np.where(keep, src, 0)] if rows else np.zeros((len(src), width), dtype)
+    if weights is not None:
+        w = np.asarray(weights, dtype).reshape(len(src), -1)
+        heads = w.shape[1]
+        x = (x.reshape(len(src), heads, -1) * w[:, :, None]).astype(dtype).reshape(len(src), width)
+    order, d, rank = _edge_order(dst, keep)
+    arg = reduce in ("max", "min")
+    if arg:
+        info = tf.as_dtype(dtype)
+        out = np.full((num_segments, width), info.min if reduce == "max" else info.max, dtype)
+        pos = np.full((num_segments, width), -1, np.int64)
+    else:
+        out = np.zeros((num_segments, width), dtype)
+    for r in range(int(rank.max()) + 1 if len(rank) else 0):
+        e, v = order[rank == r], d[rank == r]
+        if not arg:
+            out[v] = (out[v] + x[e]).astype(dtype)
+            continue
+        cur, new = out[v], x[e]
+        with np.errstate(invalid="ignore"):
+            better = (new > cur) if reduce == "max" else (new < cur)
+        takes = (pos[v] < 0) | better | (np.isnan(new) & ~np.isnan(cur))
+        out[v] = np.where(takes, new, cur)
+        pos[v] = np.where(takes, e[:, None], pos[v])
+    if reduce == "mean":
+        count = np.bincount(d, minlength=num_segments)[:num_segments]
+        nz = count > 0
+        out[nz] = (out[nz] / count[nz].astype(dtype)[:, None]).astype(dtype)
+    shape = (num_segments,) + inner
+    return out.reshape(shape), (pos.reshape(shape) if arg else None)
+
+
+def edge_combine(a, b, src, dst, op="add"):
+    """tso.edge_combine in NumPy: a[src] op b[dst] per edge (rows of an edge
+    with an id out of range: 0); "dot" sums the products over the last axis
+    in order, in float32 for 16-bit floats."""
+    a, b = np.asarray(a), np.asarray(b)
+    dtype = a.dtype
+    src, dst = np.asarray(src, np.int64).reshape(-1), np.asarray(dst, np.int64).reshape(-1)
+    keep = (src >= 0) & (src < a.shape[0]) & (dst >= 0) & (dst < b.shape[0])
+    x = a[np.where(keep, src, 0)] if a.shape[0] else np.zeros((len(src),) + a.shape[1:], dtype)
+    y = b[np.where(keep, dst, 0)] if b.shape[0] else np.zeros((len(src),) + b.shape[1:], dtype)
+    if op == "dot":
+        acc_dtype = np.float32 if dtype.itemsize == 2 else dtype
+        acc = np.zeros(x.shape[:-1], acc_dtype)
+        for j in range(x.shape[-1]):
+            acc = (acc + (x[..., j].astype(acc_dtype) * y[..., j].astype(acc_dtype))
+                   .astype(acc_dtype)).astype(acc_dtype)
+        out = acc.astype(dtype)
+    else:
+        out = {"add": np.add, "sub": np.subtract, "mul": np.multiply}[op](x, y).astype(dtype)
+    mask = keep.reshape((-1,) + (1,) * (out.ndim - 1))
+    return np.where(mask, out, np.zeros((), dtype)).astype(dtype)

@@ -19,6 +19,7 @@ import types
 import tensorflow as tf
 from tensorflow.core.protobuf import saved_model_pb2
 
+from tf_scatter_ops import message
 from tf_scatter_ops._base import table
 from tf_scatter_ops._base.tf_private import (fingerprinting_utils, function_def_to_graph,
                                              handle_data_util)
@@ -130,7 +131,8 @@ class _Rewriter:
     def _function(self, op_type, node, op):
         """The FunctionDef (added to the library once per distinct input
         signature and attributes) that computes `op` with TensorFlow's ops."""
-        attrs = {k: node.attr[k] for k in ("bad_indices_policy", "use_locking", "dtype", "ddof")
+        attrs = {k: node.attr[k] for k in ("bad_indices_policy", "use_locking", "dtype", "ddof",
+                                           "reduce", "weighted", "op")
                  if k in node.attr}
         policy = attrs["bad_indices_policy"].s.decode() if "bad_indices_policy" in attrs else ""
         specs = [tf.TensorSpec(t.shape, t.dtype) for t in op.inputs]
@@ -163,6 +165,20 @@ class _Rewriter:
             def body(data, output, grad, ids, num_segments):
                 return backends.run_groupwise_grad(py, data, output, grad, ids, num_segments,
                                                    ddof, policy)
+            return body
+        if op_type == "GatherReduce":
+            reduce, weighted = node.attr["reduce"].s.decode(), node.attr["weighted"].b
+
+            def body(params, src, dst, num_segments, weights):
+                return message.composed_gather_reduce(params, src, dst, num_segments,
+                                                      weights if weighted else None, reduce,
+                                                      policy)
+            return body
+        if op_type == "EdgeCombine":
+            edge_op = node.attr["op"].s.decode()
+
+            def body(a, b, src, dst):
+                return message.composed_edge_combine(a, b, src, dst, edge_op, policy)
             return body
         if op_type in table.BY_OP:
             row = table.BY_OP[op_type]

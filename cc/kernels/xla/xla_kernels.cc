@@ -248,9 +248,9 @@ class XlaGatherNd : public XlaKernel {
   }
 };
 
-// One XLA kernel per row of the op table, by its kind. The segment, group-wise
-// and arg ops have none: under XLA their Python functions build TensorFlow's
-// ops.
+// One XLA kernel per row of the op table, by its kind. The segment, group-wise,
+// arg and message-passing ops have none: under XLA their Python functions
+// build TensorFlow's ops.
 #define TFSO_XLA_KERNEL(OP, KERNEL)                                                         \
   REGISTER_KERNEL_BUILDER(Name("TfScatter>" #OP).Device(::tensorflow::DEVICE_CPU_XLA_JIT), \
                           KERNEL);
@@ -263,6 +263,8 @@ class XlaGatherNd : public XlaKernel {
 #define TFSO_XLA_Groupwise(OP)
 #define TFSO_XLA_ArgScatter(OP)
 #define TFSO_XLA_ArgSegment(OP)
+#define TFSO_XLA_GatherReduce(OP)
+#define TFSO_XLA_EdgeCombine(OP)
 #define TFSO_REGISTER_XLA(OP, PY, KIND, ...) TFSO_XLA_##KIND(OP)
 TFSO_OPS(TFSO_REGISTER_XLA)
 #undef TFSO_REGISTER_XLA

@@ -1,0 +1,313 @@
+"""gather_reduce and edge_combine (tf_scatter_ops/message.py): values against
+the NumPy reference (reference.py, the kernel's order and rounding) and the
+composed TensorFlow form, gradients against the composed form's, policies,
+shapes, the same bits on any thread count, XLA."""
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import tf_scatter_ops as tso
+from tf_scatter_ops import message
+import reference as ref
+
+FLOATS = (tf.float32, tf.float64, tf.float16, tf.bfloat16)
+
+
+def graph(nodes=50, edges=400, feats=(6,), seed=0, dtype=tf.float32, heads=None):
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((nodes,) + feats).astype(dtype.as_numpy_dtype)
+    src = rng.integers(0, nodes, edges).astype(np.int32)
+    dst = rng.integers(0, nodes, edges).astype(np.int32)
+    w = None
+    if heads == "edge":
+        w = rng.standard_normal(edges).astype(dtype.as_numpy_dtype)
+    elif heads == "head":
+        w = rng.standard_normal((edges, feats[0])).astype(dtype.as_numpy_dtype)
+    return x, src, dst, w
+
+
+def composed(x, src, dst, n, w, reduce):
+    """The form users write with TensorFlow's own functions (stock kernels)."""
+    rows = tf.gather(x, src)
+    if w is not None:
+        w = tf.reshape(w, tf.concat([tf.shape(w), tf.ones([tf.rank(x) - tf.rank(w)], tf.int32)], 0))
+        rows = rows * w
+    return {"sum": tf.math.unsorted_segment_sum, "mean": tf.math.unsorted_segment_mean,
+            "max": tf.math.unsorted_segment_max,
+            "min": tf.math.unsorted_segment_min}[reduce](rows, dst, n)
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=lambda d: d.name)
+@pytest.mark.parametrize("reduce", ["sum", "mean", "max", "min"])
+@pytest.mark.parametrize("weights", [None, "edge", "head"])
+def test_gather_reduce_is_the_reference_bitwise(dtype, reduce, weights):
+    x, src, dst, w = graph(dtype=dtype, heads=weights, feats=(3, 4))
+    dst[::7] = -1  # dropped
+    got = tso.gather_reduce(x, src, dst, 60, weights=w, reduce=reduce)
+    want, _ = ref.gather_reduce(x, src, dst, 60, w, reduce)
+    ref.assert_same(got.numpy(), want)
+
+
+@pytest.mark.parametrize("reduce", ["sum", "mean", "max", "min"])
+@pytest.mark.parametrize("weights", [None, "edge", "head"])
+def test_gather_reduce_is_tensorflows_composed_form_bitwise(reduce, weights):
+    """TensorFlow's CPU unsorted_segment_* reduce in index order too; max
+    and min agree where no value ties with another of its sign (-0.0 / 0.0)."""
+    x, src, dst, w = graph(heads=weights, feats=(3, 5), seed=1)
+    with tso.stock_ops():
+        want = composed(tf.constant(x), src, dst, 55, None if w is None else tf.constant(w), reduce)
+    ref.assert_same(tso.gather_reduce(x, src, dst, 55, weights=w, reduce=reduce).numpy(),
+                    want.numpy())
+
+
+def test_gather_reduce_max_positions_are_the_edges_that_hold_the_values():
+    x = tf.constant([[1.0], [5.0], [5.0], [2.0]])
+    out, pos = message._gather_reduce_op(x, tf.constant([0, 1, 2, 3]),
+                                             tf.constant([0, 0, 0, 1]), tf.constant(3), None,
+                                             "max", "")
+    assert out.numpy().ravel().tolist() == [5.0, 2.0, np.finfo(np.float32).min]
+    assert pos.numpy().ravel().tolist() == [1, 3, -1]  # the tie keeps the first edge
+
+
+def grads(f, *args):
+    args = [tf.constant(a) for a in args]
+    with tf.GradientTape() as tape:
+        tape.watch(args)
+        y = f(*args)
+        loss = tf.reduce_sum(y * y)
+    return [tf.convert_to_tensor(g) if g is not None else None
+            for g in tape.gradient(loss, args)]
+
+
+@pytest.mark.parametrize("reduce", ["sum", "mean"])
+@pytest.mark.parametrize("weights", [None, "edge", "head"])
+def test_gather_reduce_gradients_are_the_composed_forms(reduce, weights):
+    """params' gradient bitwise (the same products summed in edge order),
+    the weights' within float rounding (TensorFlow reduces the products
+    over the features in its own order)."""
+    x, src, dst, w = graph(heads=weights, feats=(4, 3), seed=2)
+    dst[::5] = -1
+    args = (x,) if w is None else (x, w)
+
+    def ours(x, *w):
+        return tso.gather_reduce(x, src, dst, 50, weights=w[0] if w else None, reduce=reduce)
+
+    def theirs(x, *w):
+        return composed(x, src, dst, 50, w[0] if w else None, reduce)
+
+    got = grads(ours, *args)
+    with tso.stock_ops():
+        want = grads(theirs, *args)
+    ref.assert_same(got[0].numpy(), want[0].numpy())
+    if w is not None:
+        np.testing.assert_allclose(got[1].numpy(), want[1].numpy(), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("reduce", ["max", "min"])
+@pytest.mark.parametrize("weights", [None, "edge", "head"])
+def test_gather_reduce_max_min_gradient_goes_to_the_edge_that_holds_the_value(reduce, weights):
+    x, src, dst, w = graph(nodes=20, edges=120, heads=weights, feats=(3, 2), seed=3)
+    args = (x,) if w is None else (x, w)
+    got = grads(lambda x, *w: tso.gather_reduce(x, src, dst, 20, weights=w[0] if w else None,
+                                                 reduce=reduce), *args)
+    out, pos = ref.gather_reduce(x, src, dst, 20, w, reduce)
+    g = 2 * out.astype(np.float64)  # d(sum y^2)/dy
+    want_x = np.zeros(x.shape, np.float64)
+    want_w = None if w is None else np.zeros(w.shape, np.float64)
+    heads = 1 if w is None else (w.size // len(src))
+    width = x[0].size // heads
+    gx, gw = want_x.reshape(len(x), -1), None if w is None else want_w.reshape(len(src), -1)
+    for v, row in enumerate(pos.reshape(len(out), -1)):
+        for j, e in enumerate(row):
+            if e < 0:
+                continue
+            scale = 1.0 if w is None else float(w.reshape(len(src), -1)[e, j // width])
+            gx[src[e], j] += g.reshape(len(out), -1)[v, j] * scale
+            if w is not None:
+                gw[e, j // width] += g.reshape(len(out), -1)[v, j] * x.reshape(len(x), -1)[src[e], j]
+    np.testing.assert_allclose(got[0].numpy(), want_x, rtol=1e-5, atol=1e-5)
+    if w is not None:
+        np.testing.assert_allclose(got[1].numpy(), want_w, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("op", ["add", "sub", "mul", "dot"])
+@pytest.mark.parametrize("dtype", FLOATS, ids=lambda d: d.name)
+def test_edge_combine_is_the_reference_bitwise(op, dtype):
+    a, src, _, _ = graph(dtype=dtype, feats=(2, 5), seed=4)
+    b, _, dst, _ = graph(nodes=30, dtype=dtype, feats=(2, 5), seed=5)
+    dst = dst % 30
+    got = tso.edge_combine(a, b, src, dst, op=op)
+    ref.assert_same(got.numpy(), ref.edge_combine(a, b, src, dst, op))
+
+
+@pytest.mark.parametrize("op", ["add", "sub", "mul", "dot"])
+def test_edge_combine_gradients_are_the_composed_forms(op):
+    a, src, _, _ = graph(feats=(2, 5), seed=6)
+    b, _, dst, _ = graph(nodes=30, feats=(2, 5), seed=7)
+    dst = dst % 30
+    fn = {"add": tf.add, "sub": tf.subtract, "mul": tf.multiply,
+          "dot": lambda x, y: tf.reduce_sum(x * y, -1)}[op]
+    got = grads(lambda a, b: tso.edge_combine(a, b, src, dst, op=op), a, b)
+    with tso.stock_ops():
+        want = grads(lambda a, b: fn(tf.gather(a, src), tf.gather(b, dst)), a, b)
+    for g, w in zip(got, want):
+        if op in ("add", "sub"):  # the same segment sums of the same rows
+            ref.assert_same(g.numpy(), w.numpy())
+        else:
+            np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-5, atol=1e-5)
+
+
+def test_second_order_through_gather_reduce():
+    x, src, dst, w = graph(nodes=12, edges=60, feats=(3,), heads="edge", seed=8)
+
+    def second(f):
+        xt, wt = tf.constant(x), tf.constant(w)
+        with tf.GradientTape() as outer:
+            outer.watch([xt, wt])
+            with tf.GradientTape() as inner:
+                inner.watch([xt, wt])
+                loss = tf.reduce_sum(tf.sin(f(xt, wt)))
+            gx = inner.gradient(loss, xt)
+            gx = tf.convert_to_tensor(gx)
+            total = tf.reduce_sum(gx * gx)
+        return outer.gradient(total, [xt, wt])
+
+    got = second(lambda x, w: tso.gather_reduce(x, src, dst, 12, weights=w))
+    with tso.stock_ops():
+        want = second(lambda x, w: composed(x, src, dst, 12, w, "sum"))
+    for g, wnt in zip(got, want):
+        np.testing.assert_allclose(tf.convert_to_tensor(g).numpy(),
+                                   tf.convert_to_tensor(wnt).numpy(), rtol=1e-4, atol=1e-5)
+
+
+def test_policies():
+    x = tf.constant([[1.0], [2.0], [4.0]])
+    src, dst = [0, 5, 2, 1], [0, 1, 3, -1]
+    with pytest.raises(tf.errors.InvalidArgumentError,
+                       match=r"src\[1\] = 5 is out of range \[0, 3\) \(the rows of params\)"):
+        tso.gather_reduce(x, src, dst, 3)
+    with pytest.raises(tf.errors.InvalidArgumentError,
+                       match=r"dst\[2\] = 3 is out of range \[0, 3\) \(num_segments\)"):
+        tso.gather_reduce(x, [0, 1, 2, 1], dst, 3)
+    for policy in ("IGNORE", "FILL"):  # both bad edges dropped, the negative dst too
+        got = tso.gather_reduce(x, src, dst, 3, bad_indices_policy=policy)
+        assert got.numpy().ravel().tolist() == [1.0, 0.0, 0.0]
+    got = tso.gather_reduce(x, src, dst, 3, bad_indices_policy="CLIP")  # 5 -> 2, 3 -> 2
+    assert got.numpy().ravel().tolist() == [1.0, 4.0, 4.0]
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"dst\[0\] = -1 is out of range"):
+        tso.edge_combine(x, x, [0], [-1])
+    got = tso.edge_combine(x, x, [0, 7], [1, 1], bad_indices_policy="IGNORE")
+    assert got.numpy().ravel().tolist() == [3.0, 0.0]
+    got = tso.edge_combine(x, x, [0, 7], [1, 1], bad_indices_policy="CLIP")
+    assert got.numpy().ravel().tolist() == [3.0, 6.0]
+
+
+def test_bad_shapes_and_arguments():
+    x = tf.ones([4, 3])
+    with pytest.raises(tf.errors.InvalidArgumentError, match="src and dst must be vectors of one"):
+        tso.gather_reduce(x, [0, 1], [0], 2)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="weights.shape = \\[2,2\\] must be"):
+        tso.gather_reduce(x, [0, 1], [0, 1], 2, weights=tf.ones([2, 2]))
+    with pytest.raises(tf.errors.InvalidArgumentError, match="must not be negative"):
+        tso.gather_reduce(x, [0, 1], [0, 1], -1)
+    with pytest.raises(ValueError, match="reduce must be one of"):
+        tso.gather_reduce(x, [0], [0], 1, reduce="prod")
+    with pytest.raises(ValueError, match="does not support dtype int32"):
+        tso.gather_reduce(tf.ones([2], tf.int32), [0], [0], 1)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="a and b must have rows of one shape"):
+        tso.edge_combine(x, tf.ones([4, 2]), [0], [0])
+    with pytest.raises(tf.errors.InvalidArgumentError, match="op='dot' needs a and b of rank >= 2"):
+        tso.edge_combine(tf.ones([4]), tf.ones([4]), [0], [0], op="dot")
+    with pytest.raises(ValueError, match="op must be one of"):
+        tso.edge_combine(x, x, [0], [0], op="max")
+
+
+def test_shapes_are_inferred_in_a_graph():
+    @tf.function(input_signature=[tf.TensorSpec([None, 4, 3]), tf.TensorSpec([None], tf.int32),
+                                  tf.TensorSpec([None], tf.int32), tf.TensorSpec([None, 4])])
+    def f(x, src, dst, w):
+        out = tso.gather_reduce(x, src, dst, 7, weights=w, reduce="max")
+        score = tso.edge_combine(x, x, src, dst, op="dot")
+        assert out.shape.as_list() == [7, 4, 3], out.shape
+        assert score.shape.as_list() == [None, 4], score.shape
+        return out, score
+
+    x, src, dst, w = graph(nodes=7, edges=20, feats=(4, 3), heads="head", seed=9)
+    out, score = f(x, src, dst, w)
+    ref.assert_same(out.numpy(), ref.gather_reduce(x, src, dst, 7, w, "max")[0])
+
+
+def test_empty_graphs():
+    x = tf.ones([3, 2])
+    none = tf.zeros([0], tf.int32)
+    assert tso.gather_reduce(x, none, none, 4).numpy().tolist() == [[0.0, 0.0]] * 4
+    assert tso.gather_reduce(x, none, none, 0).shape == (0, 2)
+    assert tso.edge_combine(x, x, none, none, op="dot").shape == (0,)
+    got = tso.gather_reduce(tf.ones([0, 2]), [0], [1], 2, bad_indices_policy="IGNORE")
+    assert got.numpy().tolist() == [[0.0, 0.0]] * 2
+
+
+@pytest.mark.parametrize("index", [tf.int16, tf.int64])
+def test_index_dtypes(index):
+    x, src, dst, w = graph(heads="edge", seed=10)
+    got = tso.gather_reduce(x, tf.constant(src, index), tf.constant(dst, index), 50, weights=w)
+    ref.assert_same(got.numpy(), ref.gather_reduce(x, src, dst, 50, w, "sum")[0])
+    mixed = tso.edge_combine(x, x, tf.constant(src, tf.int32), tf.constant(dst, index))
+    ref.assert_same(mixed.numpy(), ref.edge_combine(x, x, src, dst, "add"))
+
+
+@pytest.mark.parametrize("reduce", ["sum", "mean", "max"])
+def test_under_xla_the_composed_form(reduce):
+    x, src, dst, w = graph(heads="head", feats=(3, 4), seed=11)
+    f = tf.function(lambda x, w: tso.gather_reduce(x, src, dst, 50, weights=w, reduce=reduce),
+                    jit_compile=True)
+    g = tf.function(lambda a: tso.edge_combine(a, a, src, dst, op="dot"), jit_compile=True)
+    want = ref.gather_reduce(x, src, dst, 50, w, reduce)[0]
+    np.testing.assert_allclose(f(x, w).numpy(), want, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(g(x).numpy(), ref.edge_combine(x, x, src, dst, "dot"),
+                               rtol=1e-5, atol=1e-5)
+
+
+_THREADS_SCRIPT = r"""
+import sys, numpy as np, tensorflow as tf
+tf.config.threading.set_intra_op_parallelism_threads(int(sys.argv[1]))
+import tf_scatter_ops as tso
+rng = np.random.default_rng(0)
+x = rng.standard_normal((3000, 64)).astype(np.float32)
+src = rng.integers(0, 3000, 200000); dst = rng.integers(0, 3000, 200000)
+w = rng.standard_normal((200000,)).astype(np.float32)
+out = [tso.gather_reduce(x, src, dst, 3000, weights=w, reduce=r).numpy() for r in ("sum", "max")]
+out.append(tso.edge_combine(x, x, src, dst, op="dot").numpy())
+sys.stdout.buffer.write(b"".join(o.tobytes() for o in out))
+"""
+
+
+def test_the_same_bits_on_any_thread_count():
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
+    runs = [subprocess.run([sys.executable, "-c", _THREADS_SCRIPT, str(n)], capture_output=True,
+                           check=True, env=env).stdout for n in (1, 2, 7)]
+    assert len(runs[0]) > 0 and runs[0] == runs[1] == runs[2]
+
+
+def test_a_gcn_step_makes_no_edge_tensor():
+    """The traced forward and backward pass of gather_reduce hold no tensor
+    of [edges, features]: the aggregation is the fused op both ways."""
+    x, src, dst, w = graph(nodes=40, edges=300, feats=(8,), heads="edge", seed=12)
+    kernel = tf.Variable(tf.random.normal([8, 8]))
+
+    @tf.function
+    def step(x, w):
+        with tf.GradientTape() as tape:
+            h = tso.gather_reduce(tf.matmul(x, kernel), src, dst, 40, weights=w)
+            loss = tf.reduce_sum(h * h)
+        return tape.gradient(loss, kernel)
+
+    graph_def = step.get_concrete_function(tf.constant(x), tf.constant(w)).graph
+    shapes = [t.shape.as_list() for op in graph_def.get_operations() for t in op.outputs]
+    assert [300, 8] not in shapes
+    assert {op.type for op in graph_def.get_operations()} >= {"TfScatter>GatherReduce"}
