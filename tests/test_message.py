@@ -12,7 +12,7 @@ import pytest
 import tensorflow as tf
 
 import tf_scatter_ops as tso
-from tf_scatter_ops import message
+from tf_scatter_ops._dispatch import messages
 import reference as ref
 
 FLOATS = (tf.float32, tf.float64, tf.float16, tf.bfloat16)
@@ -67,7 +67,7 @@ def test_gather_reduce_is_tensorflows_composed_form_bitwise(reduce, weights):
 
 def test_gather_reduce_max_positions_are_the_edges_that_hold_the_values():
     x = tf.constant([[1.0], [5.0], [5.0], [2.0]])
-    out, pos = message._gather_reduce_op(x, tf.constant([0, 1, 2, 3]),
+    out, pos = messages.gather_reduce_op(x, tf.constant([0, 1, 2, 3]),
                                              tf.constant([0, 0, 0, 1]), tf.constant(3), None,
                                              "max", "")
     assert out.numpy().ravel().tolist() == [5.0, 2.0, np.finfo(np.float32).min]
@@ -311,3 +311,114 @@ def test_a_gcn_step_makes_no_edge_tensor():
     shapes = [t.shape.as_list() for op in graph_def.get_operations() for t in op.outputs]
     assert [300, 8] not in shapes
     assert {op.type for op in graph_def.get_operations()} >= {"TfScatter>GatherReduce"}
+
+
+# ----------------------------------------------- the trace-time fusion
+
+def _step(layer, x, variables):
+    """The layer's output and the gradients of a loss on it, in a
+    tf.function; the op types of its graph."""
+    @tf.function
+    def step(x):
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            out = layer(x)
+            loss = tf.reduce_sum(out * out)
+        grads = tape.gradient(loss, [x] + variables)
+        return out, [tf.convert_to_tensor(g) for g in grads if g is not None]
+
+    graph = step.get_concrete_function(tf.constant(x)).graph
+    types = {op.type for op in graph.get_operations()}
+    out, grads = step(tf.constant(x))
+    return out.numpy(), [g.numpy() for g in grads], types
+
+
+def _stock(layer, x, variables):
+    with tso.stock_ops():
+        return _step(layer, x, variables)
+
+
+LAYER_FORMS = {
+    # GCN: a per-edge weight [E, 1]
+    "gcn": lambda g, src, dst, n, w: tf.math.unsorted_segment_sum(
+        tf.gather(g, src) * w[:, None], dst, n),
+    # GAT's messages: a weight per edge and head [E, H, 1], the weight first
+    "gat": lambda g, src, dst, n, w: tf.math.unsorted_segment_sum(
+        tf.reshape(w, [-1, 2, 1]) * tf.gather(tf.reshape(g, [-1, 2, 3]), src), dst, n),
+    # GraphSAGE-mean: no weight
+    "sage": lambda g, src, dst, n, w: tf.math.unsorted_segment_mean(tf.gather(g, src), dst, n),
+}
+
+
+@pytest.mark.parametrize("form", sorted(LAYER_FORMS))
+def test_under_the_patch_gathered_rows_summed_become_gather_reduce_with_stocks_bits(form):
+    x, src, dst, _ = graph(nodes=30, edges=200, feats=(6,), seed=13)
+    dst[::9] = -1
+    w_edge = np.random.default_rng(1).standard_normal(200 * 2).astype(np.float32)
+    w_edge = w_edge[:200] if form == "gcn" else w_edge
+    kernel = tf.Variable(np.random.default_rng(2).standard_normal((6, 6)).astype(np.float32))
+    scale = tf.Variable(w_edge)
+
+    def layer(x):
+        h = tf.matmul(x, kernel)  # computed params
+        return LAYER_FORMS[form](h, src, dst, 30, scale)
+
+    variables = [kernel] if form == "sage" else [kernel, scale]
+    want = _stock(layer, x, variables)
+    with tso.patched():
+        got = _step(layer, x, variables)
+    assert "TfScatter>GatherReduce" in got[2]
+    if form != "sage":  # (the mean's count is a segment sum of ones)
+        assert "TfScatter>UnsortedSegmentSum" not in got[2]
+    ref.assert_same(got[0], want[0])
+    for g, w in zip(got[1], want[1]):
+        ref.assert_same(g, w)
+
+
+def test_params_read_elsewhere_get_tensorflows_sparse_gradient_order():
+    """GraphSAGE reads the node states twice (the mean of the neighbours' and
+    its own row): params' gradient is then TensorFlow's IndexedSlices,
+    summed with the other in TensorFlow's order, bitwise stock's."""
+    x, src, dst, _ = graph(nodes=30, edges=200, feats=(6,), seed=14)
+    w_self = tf.Variable(np.eye(6, dtype=np.float32) * 0.5)
+
+    def layer(x):
+        h = tf.nn.relu(x)
+        neigh = tf.math.unsorted_segment_sum(tf.gather(h, src), dst, 30)
+        return neigh + tf.matmul(h, w_self)
+
+    want = _stock(layer, x, [w_self])
+    with tso.patched():
+        got = _step(layer, x, [w_self])
+    assert "TfScatter>GatherReduce" in got[2]
+    for g, w in zip(got[1], want[1]):
+        ref.assert_same(g, w)
+
+
+def test_the_fusion_does_not_apply_where_it_would_change_the_step():
+    x, src, dst, _ = graph(nodes=30, edges=200, feats=(6,), seed=15)
+    table = tf.Variable(x)
+
+    def of_a_variable(x):  # a table's rows: the gradient stays sparse
+        return tf.math.unsorted_segment_sum(tf.gather(table, src), dst, 30)
+
+    def read_twice(x):  # the gathered rows are also read before the sum
+        rows = tf.gather(x * 2.0, src)
+        total = tf.reduce_sum(rows)
+        return tf.math.unsorted_segment_sum(rows, dst, 30) + total
+
+    def with_policy(x):
+        return tso.unsorted_segment_sum(tso.gather(x * 2.0, src), dst, 30,
+                                        bad_indices_policy="IGNORE")
+
+    with tso.patched():
+        for layer in (of_a_variable, read_twice, with_policy):
+            types = _step(layer, x, [table] if layer is of_a_variable else [])[2]
+            assert "TfScatter>GatherReduce" not in types, layer.__name__
+            assert "TfScatter>UnsortedSegmentSum" in types, layer.__name__
+        # eagerly and under XLA: the composed ops
+        eager = of_a_variable(x)
+        jit = tf.function(read_twice, jit_compile=True)(tf.constant(x))
+    with tso.stock_ops():
+        ref.assert_same(eager.numpy(), of_a_variable(x).numpy())
+        np.testing.assert_allclose(jit.numpy(), read_twice(tf.constant(x)).numpy(), rtol=1e-5)

@@ -8,9 +8,9 @@ update that won (the last one in index order) gets gradient.
 
 import tensorflow as tf
 
-from tf_scatter_ops import message, ops, segments
+from tf_scatter_ops import ops, segments
 from tf_scatter_ops._base import table
-from tf_scatter_ops._dispatch import backends, composed, context, convert, segment_ids
+from tf_scatter_ops._dispatch import backends, composed, context, convert, messages, segment_ids
 
 
 def _policy(op):
@@ -133,19 +133,6 @@ def _gather_nd_params_grad(grad, indices, shape, policy):
     return ops.scatter_nd(tf.cast(indices, tf.int64), grad, shape, policy)
 
 
-# What a gather's params can come from where its sparse gradient must stay
-# sparse: a variable's value (directly, through an identity or a cast, as a
-# Keras mixed-precision variable's), a function's input or a constant, and
-# the ops that hand a gradient on as it is (control flow, function calls, a
-# concat, whose gradient splits an IndexedSlices per input).
-_SPARSE_SOURCES = frozenset({
-    "Placeholder", "_Arg", "Const", "ReadVariableOp", "ResourceGather",
-    "TfScatter>ResourceGatherNd", "ConcatV2", "IdentityN", "Enter", "Switch", "Merge", "Exit",
-    "While", "StatelessWhile", "If", "StatelessIf", "Case", "StatelessCase",
-    "PartitionedCall", "StatefulPartitionedCall"})
-_LOOK_THROUGH = frozenset({"Identity", "Cast"})
-
-
 def _densified_alone(params):
     """True for params that a function computes from other values (a layer's
     output, node states) and that only this gather reads: their producer's
@@ -154,12 +141,7 @@ def _densified_alone(params):
     concatenates the sparse gradients of several gathers and sums them in
     one pass, whose order a dense gradient per gather would change. Unknown
     when executing eagerly (False)."""
-    if len(getattr(params, "consumers", lambda: ())()) != 1:
-        return False
-    producer = params.op
-    while producer.type in _LOOK_THROUGH:
-        producer = producer.inputs[0].op
-    return producer.type not in _SPARSE_SOURCES
+    return len(getattr(params, "consumers", lambda: ())()) == 1 and messages.computed(params)
 
 
 def _gather_nd_grad(op, grad):
@@ -332,7 +314,7 @@ def _arg_grad(op, grad, unused_positions_grad):
 def _edge_mask(src, dst, src_rows, dst_rows):
     """The edges a message-passing op kept (both ids in range; the kernels
     fail on any other unless IGNORE, which drops them)."""
-    return message._in_range(src, src_rows) & message._in_range(dst, dst_rows)
+    return messages.in_range(src, src_rows) & messages.in_range(dst, dst_rows)
 
 
 def _heads_view(x, heads):
@@ -380,7 +362,7 @@ def _gather_reduce_grad(op, grad, unused_positions_grad):
     params, src, dst, num_segments, weights = op.inputs
     reduce = op.get_attr("reduce").decode()
     weighted = op.get_attr("weighted")
-    rows = message._rows(params)
+    rows = messages.rows(params)
     keep = _edge_mask(src, dst, rows, num_segments)
     dst = tf.where(keep, dst, -tf.ones_like(dst))  # dropped edges get no gradient
     w = weights if weighted else None
@@ -390,12 +372,12 @@ def _gather_reduce_grad(op, grad, unused_positions_grad):
         count = segments.unsorted_segment_sum(tf.cast(keep, grad.dtype), dst, num_segments,
                                               bad_indices_policy="IGNORE")
         grad = grad / _broadcast_rows(tf.maximum(count, 1), grad)
-    d_params = message._gather_reduce_op(grad, dst, src, rows, w, "sum", "IGNORE")[0]
+    d_params = messages.gather_reduce_op(grad, dst, src, rows, w, "sum", "IGNORE")[0]
     if not weighted:
         return [d_params, None, None, None, None]
     heads = tf.reduce_prod(tf.shape(weights, out_type=tf.int64)[1:])
-    d_weights = message.edge_combine(_heads_view(grad, heads), _heads_view(params, heads),
-                                     dst, src, op="dot", bad_indices_policy="IGNORE")
+    d_weights = messages.edge_combine_op(_heads_view(grad, heads), _heads_view(params, heads),
+                                         dst, src, "dot", "IGNORE")
     return [d_params, None, None, None, tf.reshape(d_weights, tf.shape(weights))]
 
 def _edge_combine_grad(op, grad):
@@ -405,13 +387,13 @@ def _edge_combine_grad(op, grad):
     edges."""
     a, b, src, dst = op.inputs
     kind = op.get_attr("op").decode()
-    rows_a, rows_b = message._rows(a), message._rows(b)
+    rows_a, rows_b = messages.rows(a), messages.rows(b)
     keep = _edge_mask(src, dst, rows_a, rows_b)
     src_kept = tf.where(keep, src, -tf.ones_like(src))
     dst_kept = tf.where(keep, dst, -tf.ones_like(dst))
     if kind == "dot":
-        d_a = message._gather_reduce_op(b, dst, src_kept, rows_a, grad, "sum", "IGNORE")[0]
-        d_b = message._gather_reduce_op(a, src, dst_kept, rows_b, grad, "sum", "IGNORE")[0]
+        d_a = messages.gather_reduce_op(b, dst, src_kept, rows_a, grad, "sum", "IGNORE")[0]
+        d_b = messages.gather_reduce_op(a, src, dst_kept, rows_b, grad, "sum", "IGNORE")[0]
         return [d_a, d_b, None, None]
     g_a, g_b = grad, grad
     if kind == "mul":

@@ -42,15 +42,10 @@ unsorted_segment_*: the same values, TensorFlow's order on a GPU).
 
 import tensorflow as tf
 
-from tf_scatter_ops import argminmax, ops, segments
-from tf_scatter_ops._dispatch import context, convert, ours
-from tf_scatter_ops._dispatch.routing import OURS, route
+from tf_scatter_ops._dispatch import convert, messages
 
 REDUCES = ("sum", "mean", "max", "min")
 EDGE_OPS = ("add", "sub", "mul", "dot")
-# The policies the kernels implement; the others are made of them here.
-_KERNEL_POLICY = {"": "", "DEFAULT": "DEFAULT", "ERROR": "ERROR", "IGNORE": "IGNORE",
-                  "FILL": "IGNORE", "CLIP": "IGNORE"}
 
 
 def _edges(src, dst):
@@ -62,24 +57,6 @@ def _edges(src, dst):
     if src.dtype != dst.dtype:
         src, dst = tf.cast(src, tf.int64), tf.cast(dst, tf.int64)
     return src, dst
-
-
-def _rows(x):
-    return tf.shape(x, out_type=tf.int64)[0]
-
-
-def _clip(ids, rows):
-    return tf.clip_by_value(ids, tf.zeros([], ids.dtype), tf.cast(rows, ids.dtype) - 1)
-
-
-def _in_range(ids, rows):
-    return (ids >= 0) & (tf.cast(ids, tf.int64) < tf.cast(rows, tf.int64))
-
-
-def _ours_here(op):
-    """Our kernel: on the CPU, outside XLA and stock_ops() (the GPU and XLA
-    run the composed form)."""
-    return route(op) == OURS and not context.in_xla_context() and not context.has_gpu()
 
 
 @convert.public
@@ -137,46 +114,12 @@ def gather_reduce(params, src, dst, num_segments, weights=None, reduce="sum", na
         if weights is not None:
             weights = convert.tensor(weights, dtype=params.dtype, name="weights")
         if policy == "CLIP":
-            src = _clip(src, _rows(params))
+            src = messages.clip(src, messages.rows(params))
             dst = tf.minimum(dst, tf.cast(num_segments, dst.dtype) - 1)
-        run = _gather_reduce_op if _ours_here("gather_reduce") else composed_gather_reduce
-        return run(params, src, dst, num_segments, weights, reduce, _KERNEL_POLICY[policy])[0]
-
-
-def _gather_reduce_op(params, src, dst, num_segments, weights, reduce, policy):
-    """Our op: (the reduction, the positions: max / min only)."""
-    return ours.library_op("GatherReduce")(
-        params, src, dst, num_segments,
-        tf.zeros([0], params.dtype) if weights is None else weights,
-        reduce=reduce, weighted=weights is not None, bad_indices_policy=policy)
-
-
-def _broadcast_weights(weights, rank):
-    """weights [edges, ...k] as [edges, ...k, 1, ...] against rows of `rank`."""
-    extra = rank - tf.rank(weights)
-    return tf.reshape(weights, tf.concat([tf.shape(weights), tf.ones([extra], tf.int32)], 0))
-
-
-def composed_gather_reduce(params, src, dst, num_segments, weights, reduce, policy):
-    """The same function of TensorFlow's ops (through the plugin's routed
-    functions): a gather, a multiply, unsorted_segment_*; with the op's
-    positions output (max / min; else an empty vector). The kernel's
-    policies (IGNORE drops an edge with a bad src)."""
-    if policy == "IGNORE":  # an edge whose source is out of range is dropped
-        dst = tf.where(_in_range(src, _rows(params)), dst, -tf.ones_like(dst))
-        src = _clip(src, tf.maximum(_rows(params), 1))
-    rows = ops.gather_nd(params, src[:, None], bad_indices_policy=policy)
-    if weights is not None:
-        rows = rows * _broadcast_weights(weights, tf.rank(params))
-    kw = dict(bad_indices_policy=policy)
-    none = tf.zeros([0], tf.int64)
-    if reduce == "sum":
-        return segments.unsorted_segment_sum(rows, dst, num_segments, **kw), none
-    if reduce == "mean":
-        return segments.unsorted_segment_mean(rows, dst, num_segments, **kw), none
-    arg = (argminmax.unsorted_segment_max_with_argmax if reduce == "max"
-           else argminmax.unsorted_segment_min_with_argmin)
-    return arg(rows, dst, num_segments, **kw)
+        run = (messages.gather_reduce_op if messages.ours_here()
+               else messages.composed_gather_reduce)
+        return run(params, src, dst, num_segments, weights, reduce,
+                   messages.KERNEL_POLICY[policy])[0]
 
 
 @convert.public
@@ -218,23 +161,6 @@ def edge_combine(a, b, src, dst, op="add", name=None, bad_indices_policy=""):
         b = convert.tensor(b, dtype=a.dtype, name="b")
         src, dst = _edges(src, dst)
         if policy == "CLIP":
-            src, dst = _clip(src, _rows(a)), _clip(dst, _rows(b))
-        if _ours_here("edge_combine"):
-            return ours.library_op("EdgeCombine")(a, b, src, dst, op=op,
-                                                  bad_indices_policy=_KERNEL_POLICY[policy])
-        return composed_edge_combine(a, b, src, dst, op, _KERNEL_POLICY[policy])
-
-
-def composed_edge_combine(a, b, src, dst, op, policy):
-    """edge_combine of TensorFlow's ops: two gathers and the op (the
-    kernel's policies)."""
-    x = ops.gather_nd(a, src[:, None], bad_indices_policy=policy)
-    y = ops.gather_nd(b, dst[:, None], bad_indices_policy=policy)
-    if op == "dot":
-        out = tf.reduce_sum(x * y, axis=-1)
-    else:
-        out = {"add": tf.add, "sub": tf.subtract, "mul": tf.multiply}[op](x, y)
-    if policy == "IGNORE":  # a bad edge's row is 0 whatever its other side reads
-        keep = _in_range(src, _rows(a)) & _in_range(dst, _rows(b))
-        out = tf.where(_broadcast_weights(keep, tf.rank(out)), out, tf.zeros_like(out))
-    return out
+            src, dst = messages.clip(src, messages.rows(a)), messages.clip(dst, messages.rows(b))
+        run = messages.edge_combine_op if messages.ours_here() else messages.composed_edge_combine
+        return run(a, b, src, dst, op, messages.KERNEL_POLICY[policy])

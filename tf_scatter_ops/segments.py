@@ -36,7 +36,7 @@ Under XLA the functions build TensorFlow's ops.
 
 import tensorflow as tf
 
-from tf_scatter_ops._dispatch import backends, bounds, convert
+from tf_scatter_ops._dispatch import backends, bounds, convert, messages
 from tf_scatter_ops._dispatch.segment_ids import (check_output_size, counts, inputs,
                                                   segment_ids_of, sparse_num_segments, ungrid)
 
@@ -49,6 +49,10 @@ def _segment(op, data, segment_ids, num_segments, bad_indices_policy, name,
     with convert.scope(name or op):
         data, segment_ids, num_segments, policy, grid = inputs(
             op, data, segment_ids, num_segments, policy)
+        if op == "unsorted_segment_sum" and grid is None and not hints:
+            fused = messages.fused_segment_sum(data, segment_ids, num_segments, policy)
+            if fused is not None:  # gathered rows: gather_reduce, no edge tensor
+                return fused
         return ungrid(backends.run(op, policy, hints, data=data, segment_ids=segment_ids,
                                    num_segments=num_segments), grid)
 

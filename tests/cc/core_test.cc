@@ -988,12 +988,12 @@ void MessageCase(std::mt19937_64& rng) {
   const auto keep_b = [&](int64_t e) { return src[e] >= 0 && src[e] < rows && dst_b[e] >= 0; };
   std::vector<double> dot(nedges * heads, 99), sum(nedges * slice, 99);
   tso::EdgeCombineCpu<tso::EdgeOp::kDot, double, double>(params.data(), params.data(), src.data(),
-                                                         dst_b.data(), nedges, slice, width, keep_b,
-                                                         dot.data(), par);
+                                                         dst_b.data(), nedges, slice, width, heads,
+                                                         keep_b, dot.data(), par);
   tso::EdgeCombineCpu<tso::EdgeOp::kSub, double, double>(params.data(), params.data(), src.data(),
-                                                         dst_b.data(), nedges, slice, 1, keep_b,
-                                                         sum.data(), par);
-  for (int64_t e = 0; e < nedges && width > 0; ++e) {
+                                                         dst_b.data(), nedges, slice, 1, slice,
+                                                         keep_b, sum.data(), par);
+  for (int64_t e = 0; e < nedges; ++e) {
     for (int64_t h = 0; h < heads; ++h) {
       double acc = 0, diff = 0;
       for (int64_t f = 0; f < width && keep_b(e); ++f) {

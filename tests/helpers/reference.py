@@ -220,9 +220,12 @@ def gather_reduce(params, src, dst, num_segments, weights=None, reduce="sum"):
     flat = params.reshape(rows, width)
     x = flat[np.where(keep, src, 0)] if rows else np.zeros((len(src), width), dtype)
     if weights is not None:
-        w = np.asarray(weights, dtype).reshape(len(src), -1)
-        heads = w.shape[1]
-        x = (x.reshape(len(src), heads, -1) * w[:, :, None]).astype(dtype).reshape(len(src), width)
+        weights = np.asarray(weights, dtype)
+        heads = int(np.prod(weights.shape[1:], dtype=np.int64))
+        w = weights.reshape(len(src), heads)
+        per_head = width // heads if heads else 0
+        x = (x.reshape(len(src), heads, per_head) * w[:, :, None]).astype(dtype)
+        x = x.reshape(len(src), width)
     order, d, rank = _edge_order(dst, keep)
     arg = reduce in ("max", "min")
     if arg:

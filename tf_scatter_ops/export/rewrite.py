@@ -19,11 +19,10 @@ import types
 import tensorflow as tf
 from tensorflow.core.protobuf import saved_model_pb2
 
-from tf_scatter_ops import message
 from tf_scatter_ops._base import table
 from tf_scatter_ops._base.tf_private import (fingerprinting_utils, function_def_to_graph,
                                              handle_data_util)
-from tf_scatter_ops._dispatch import backends, context, forms
+from tf_scatter_ops._dispatch import backends, context, forms, messages
 
 PREFIX = "TfScatter>"
 _RESOURCE_SCATTERS = {"Resource" + row.variable: name
@@ -166,19 +165,25 @@ class _Rewriter:
                 return backends.run_groupwise_grad(py, data, output, grad, ids, num_segments,
                                                    ddof, policy)
             return body
+        def attr(name, default):  # a SavedModel leaves out attrs at their defaults
+            if name not in node.attr:
+                return default
+            value = node.attr[name]
+            return value.s.decode() if value.HasField("s") else value.b
+
         if op_type == "GatherReduce":
-            reduce, weighted = node.attr["reduce"].s.decode(), node.attr["weighted"].b
+            reduce, weighted = attr("reduce", "sum"), attr("weighted", False)
 
             def body(params, src, dst, num_segments, weights):
-                return message.composed_gather_reduce(params, src, dst, num_segments,
+                return messages.composed_gather_reduce(params, src, dst, num_segments,
                                                       weights if weighted else None, reduce,
                                                       policy)
             return body
         if op_type == "EdgeCombine":
-            edge_op = node.attr["op"].s.decode()
+            edge_op = attr("op", "add")
 
             def body(a, b, src, dst):
-                return message.composed_edge_combine(a, b, src, dst, edge_op, policy)
+                return messages.composed_edge_combine(a, b, src, dst, edge_op, policy)
             return body
         if op_type in table.BY_OP:
             row = table.BY_OP[op_type]

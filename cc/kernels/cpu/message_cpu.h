@@ -125,13 +125,13 @@ void GatherReduceCpu(const EdgeGroups& g, const T* params, const Index* src, con
 }
 
 // out[e] = a[src[e]] op b[dst[e]] for the edges that `keep` takes (others:
-// 0). Rows have `slice` elements; kDot sums the products of each of the
-// `slice / width` parts of `width` elements in order, in A, into one value.
+// 0). Rows have `slice` elements, output rows `out_slice` (kDot: the parts
+// of `width` elements, each summed in order, in A, into one value; 0 for
+// parts of no elements; else `slice`).
 template <EdgeOp kOp, typename T, typename A, typename Index, typename Keep>
 void EdgeCombineCpu(const T* a, const T* b, const Index* src, const Index* dst, int64_t nedges,
-                    int64_t slice, int64_t width, const Keep& keep, T* out,
+                    int64_t slice, int64_t width, int64_t out_slice, const Keep& keep, T* out,
                     const Parallel& parallel) {
-  const int64_t out_slice = kOp == EdgeOp::kDot ? (width == 0 ? 0 : slice / width) : slice;
   if (out_slice == 0) return;
   parallel.For(nedges, 2 * slice + 1, [&](int64_t begin, int64_t end) {
     for (int64_t e = begin; e < end; ++e) {

@@ -130,21 +130,18 @@ class GatherReduceOp : public PolicyKernel {
     T* o = out->flat<T>().data();
     int64_t* pos = arg ? positions->flat<int64_t>().data() : nullptr;
     const Parallel parallel = CpuParallel(c);
+    const auto run = [&](auto reduce, T empty) {
+      GatherReduceCpu<decltype(reduce)::value>(groups, p, s, w, heads, width, empty, o, pos,
+                                               parallel);
+    };
+    using R = EdgeReduce;
     switch (reduce_) {
-      case EdgeReduce::kSum:
-        return GatherReduceCpu<EdgeReduce::kSum>(groups, p, s, w, heads, width, T(0), o, pos,
-                                                 parallel);
-      case EdgeReduce::kMean:
-        return GatherReduceCpu<EdgeReduce::kMean>(groups, p, s, w, heads, width, T(0), o, pos,
-                                                  parallel);
-      case EdgeReduce::kMax:
-        return GatherReduceCpu<EdgeReduce::kMax>(
-            groups, p, s, w, heads, width, UnsortedSegmentEmpty<SegmentMaxOp, T>(), o, pos,
-            parallel);
-      case EdgeReduce::kMin:
-        return GatherReduceCpu<EdgeReduce::kMin>(
-            groups, p, s, w, heads, width, UnsortedSegmentEmpty<SegmentMinOp, T>(), o, pos,
-            parallel);
+      case R::kSum: return run(std::integral_constant<R, R::kSum>(), T(0));
+      case R::kMean: return run(std::integral_constant<R, R::kMean>(), T(0));
+      case R::kMax:
+        return run(std::integral_constant<R, R::kMax>(), UnsortedSegmentEmpty<SegmentMaxOp, T>());
+      case R::kMin:
+        return run(std::integral_constant<R, R::kMin>(), UnsortedSegmentEmpty<SegmentMinOp, T>());
     }
   }
 
@@ -202,6 +199,7 @@ class EdgeCombineOp : public PolicyKernel {
     int64_t slice = 1;
     OP_REQUIRES_OK(c, message_detail::RowElements(a.shape(), &slice));
     const int64_t width = dot ? a.dim_size(a.dims() - 1) : 1;
+    const int64_t out_slice = out->NumElements() / nedges;  // (nedges > 0: out has elements)
     const auto keep = [&](int64_t e) {
       return s[e] >= 0 && s[e] < arows && d[e] >= 0 && d[e] < brows;
     };
@@ -209,20 +207,15 @@ class EdgeCombineOp : public PolicyKernel {
     const T* y = b.flat<T>().data();
     T* o = out->flat<T>().data();
     const Parallel parallel = CpuParallel(c);
-    using A = SegmentAccumulator<T>;
+    const auto run = [&](auto op) {
+      EdgeCombineCpu<decltype(op)::value, T, SegmentAccumulator<T>>(
+          x, y, s, d, nedges, slice, width, out_slice, keep, o, parallel);
+    };
     switch (op_) {
-      case EdgeOp::kAdd:
-        return EdgeCombineCpu<EdgeOp::kAdd, T, A>(x, y, s, d, nedges, slice, width, keep, o,
-                                                  parallel);
-      case EdgeOp::kSub:
-        return EdgeCombineCpu<EdgeOp::kSub, T, A>(x, y, s, d, nedges, slice, width, keep, o,
-                                                  parallel);
-      case EdgeOp::kMul:
-        return EdgeCombineCpu<EdgeOp::kMul, T, A>(x, y, s, d, nedges, slice, width, keep, o,
-                                                  parallel);
-      case EdgeOp::kDot:
-        return EdgeCombineCpu<EdgeOp::kDot, T, A>(x, y, s, d, nedges, slice, width, keep, o,
-                                                  parallel);
+      case EdgeOp::kAdd: return run(std::integral_constant<EdgeOp, EdgeOp::kAdd>());
+      case EdgeOp::kSub: return run(std::integral_constant<EdgeOp, EdgeOp::kSub>());
+      case EdgeOp::kMul: return run(std::integral_constant<EdgeOp, EdgeOp::kMul>());
+      case EdgeOp::kDot: return run(std::integral_constant<EdgeOp, EdgeOp::kDot>());
     }
   }
 
