@@ -29,15 +29,35 @@ def compare(want, got):
     return "bitwise" if worst == 0 else f"max diff {worst:.2g}"
 
 
+def _live(graph):
+    """The ops the graph's outputs and control outputs depend on (what runs:
+    TensorFlow prunes the rest, such as a gather whose rows a fused op reads
+    instead)."""
+    todo = [t.op for t in graph.outputs] + list(getattr(graph, "control_outputs", []))
+    seen = set()
+    while todo:
+        op = todo.pop()
+        if op in seen:
+            continue
+        seen.add(op)
+        todo.extend(t.op for t in op.inputs)
+        todo.extend(op.control_inputs)
+    return seen
+
+
 def graph_facts(function):
     """(the plugin's op types in a traced step, the largest tensor it makes
-    in bytes, by the static shapes of its graph and its functions')."""
+    in bytes, by the static shapes of the ops that run in its graph, and of
+    its functions')."""
     graph = function.get_concrete_function().graph
     graphs = [graph] + [f.graph for f in getattr(graph, "_functions", {}).values()
                         if hasattr(f, "graph")]
     ours, largest = set(), 0
     for g in graphs:
+        live = _live(g) if g is graph else None
         for op in g.get_operations():
+            if live is not None and op not in live:
+                continue
             if op.type.startswith("TfScatter>"):
                 ours.add(op.type[len("TfScatter>"):])
             for t in op.outputs:

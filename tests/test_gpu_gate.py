@@ -220,8 +220,15 @@ def test_the_library_reports_the_code_its_fatbin_holds():
         assert held == fatbin.default_archs()
 
 
+# The kinds whose kernels are the CPU's alone (the message-passing ops, which
+# run their composed form where a GPU is present).
+CPU_ONLY_KINDS = ("GatherReduce", "EdgeCombine")
+
+
 def _gpu_dtypes(op, dtypes):
-    """Every op has GPU kernels for its dtypes but string (as TensorFlow)."""
+    """Every other op has GPU kernels for its dtypes but string (as TensorFlow)."""
+    if _table.BY_PY[op].kind in CPU_ONLY_KINDS:
+        return []
     return sorted(d.name for d in dtypes if d != tf.string)
 
 

@@ -422,3 +422,21 @@ def test_the_fusion_does_not_apply_where_it_would_change_the_step():
     with tso.stock_ops():
         ref.assert_same(eager.numpy(), of_a_variable(x).numpy())
         np.testing.assert_allclose(jit.numpy(), read_twice(tf.constant(x)).numpy(), rtol=1e-5)
+
+
+def test_a_node_keeps_its_grouping_only_for_the_same_edges():
+    """A gather_reduce node reuses the grouping of the edges it saw last
+    (a training step calls it with the same graph each time); other edges of
+    the same shape are grouped anew."""
+    x, src, _, w = graph(nodes=40, edges=300, heads="edge", seed=16)
+    rng = np.random.default_rng(17)
+    f = tf.function(lambda x, src, dst: tso.gather_reduce(x, src, dst, 40, weights=w))
+    edges = [rng.integers(-1, 40, 300).astype(np.int32) for _ in range(3)]
+    for dst in edges + edges[::-1] + [edges[0]]:
+        ref.assert_same(f(x, src, dst).numpy(), ref.gather_reduce(x, src, dst, 40, w, "sum")[0])
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"dst\[3\] = 40 is out of range"):
+        bad = edges[0].copy()
+        bad[3] = 40
+        f(x, src, bad)
+    ref.assert_same(f(x, src, edges[0]).numpy(),
+                    ref.gather_reduce(x, src, edges[0], 40, w, "sum")[0])

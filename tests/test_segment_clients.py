@@ -191,8 +191,10 @@ def gnn_step_results():
             return total, strategy.experimental_local_results(agg)
 
         graph = step.get_concrete_function().graph
-        devices = sorted(op.device for op in graph.get_operations()
-                         if op.type == "TfScatter>UnsortedSegmentSum")
+        # (the sum of gathered rows of computed values is fused: gather_reduce)
+        devices = sorted({op.device for op in graph.get_operations()
+                          if op.type in ("TfScatter>UnsortedSegmentSum",
+                                         "TfScatter>GatherReduce")})
         (agg, loss, grad), local = step()
         return {"agg": agg.numpy().tolist(), "loss": float(loss), "grad": grad.numpy().tolist(),
                 "local": [a.numpy().tolist() for a in local], "our_op_devices": devices,

@@ -198,7 +198,8 @@ def fused_segment_sum(data, segment_ids, num_segments, policy):
                 gathered = g
                 break
             found = None
-    if found is None or not computed(found[0]):
+    if found is None or not computed(found[0]) or not _read_only_by(found[0], gathered.op):
+        # (params read before: TensorFlow sums their sparse gradients in its order)
         return None
     params, src = found
     if src.dtype != segment_ids.dtype:

@@ -9,10 +9,18 @@
 //   dropped).
 // - edge_combine: src indexes a's rows, dst b's; an edge with either out of
 //   range is an error, unless "IGNORE" (then its output row is 0).
+//
+// A gather_reduce kernel keeps the grouping of the last edges it saw (a copy
+// of dst, under IGNORE of src too, and the groups): a training step calls
+// each of its nodes with the same graph every time, so the counting sort
+// runs once per graph, and a call whose edges differ (compared in full)
+// groups them anew.
 #ifndef TF_SCATTER_OPS_CC_KERNELS_TF_MESSAGE_KERNELS_H_
 #define TF_SCATTER_OPS_CC_KERNELS_TF_MESSAGE_KERNELS_H_
 
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <type_traits>
 
@@ -116,12 +124,8 @@ class GatherReduceOp : public PolicyKernel {
                                                      "the rows of params", "num_segments"));
     }
     if (out->NumElements() == 0) return;
-    EdgeGroups groups;
-    GroupEdges(d, nedges, num,
-               [&](int64_t e) {
-                 return d[e] >= 0 && d[e] < num && s[e] >= 0 && s[e] < rows;
-               },
-               &groups);
+    const std::shared_ptr<const EdgeGroups> held = Groups(src, dst, s, d, nedges, num, rows);
+    const EdgeGroups& groups = *held;
     // The weights' values per edge (heads), each scaling `width` elements.
     const int64_t heads = weighted_ && nedges > 0 ? weights.NumElements() / nedges : 1;
     const int64_t width = heads == 0 ? 0 : slice / heads;
@@ -145,8 +149,42 @@ class GatherReduceOp : public PolicyKernel {
     }
   }
 
+  // The edges grouped by destination: the last call's groups where the
+  // edges are the same (dst, and under IGNORE, which leaves out edges with a
+  // bad source, src and params' rows too).
+  template <typename Index>
+  std::shared_ptr<const EdgeGroups> Groups(const Tensor& src, const Tensor& dst, const Index* s,
+                                           const Index* d, int64_t nedges, int64_t num,
+                                           int64_t rows) {
+    const absl::string_view dst_bytes = dst.tensor_data();
+    const absl::string_view src_bytes = ignore_ ? src.tensor_data() : absl::string_view();
+    const int64_t cached_rows = ignore_ ? rows : -1;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (cached_ != nullptr && cached_num_ == num && cached_rows_ == cached_rows &&
+          cached_dst_ == dst_bytes && cached_src_ == src_bytes) {
+        return cached_;
+      }
+    }
+    auto groups = std::make_shared<EdgeGroups>();
+    GroupEdges(d, nedges, num,
+               [&](int64_t e) { return d[e] >= 0 && d[e] < num && s[e] >= 0 && s[e] < rows; },
+               groups.get());
+    std::lock_guard<std::mutex> lock(mu_);
+    cached_dst_.assign(dst_bytes.data(), dst_bytes.size());
+    cached_src_.assign(src_bytes.data(), src_bytes.size());
+    cached_num_ = num;
+    cached_rows_ = cached_rows;
+    cached_ = groups;
+    return groups;
+  }
+
   EdgeReduce reduce_ = EdgeReduce::kSum;
   bool weighted_ = false;
+  std::mutex mu_;
+  std::string cached_dst_, cached_src_;  // (guarded by mu_, as the three below)
+  int64_t cached_num_ = -1, cached_rows_ = -1;
+  std::shared_ptr<const EdgeGroups> cached_;
 };
 
 // edge_combine: inputs a, b, src, dst; output [edges] + a.shape[1:] (dot:
