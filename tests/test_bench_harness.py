@@ -107,9 +107,13 @@ def test_gnn_steps_run_four_ways_with_stock_gradients(tmp_path, capsys):
     assert [r["program"].split()[0] for r in rows] == ["gcn", "gat4"]
     for r in rows:
         assert r["agreement"] == "bitwise", r
-        # (the GCN's sum of gathered rows is fused into gather_reduce)
-        assert "GatherNd" in r["ours"], r
-        assert {"UnsortedSegmentSum", "GatherReduce"} & set(r["ours"]), r
+        # the GCN's sum of gathered rows is fused into gather_reduce, its
+        # [edges, features] tensor gone; the GAT's gathered rows are read twice
+        if r["program"].startswith("gcn"):
+            assert r["ours"] == ["GatherReduce"], r
+            assert r["largest"]["patched"] < r["largest"]["stock"], r
+        else:
+            assert {"GatherNd", "UnsortedSegmentSum"} <= set(r["ours"]), r
         assert r["fused"]["agreement"] == "bitwise" or r["program"].startswith("gat4"), r
         assert all(isinstance(r["ms"][w], float) for w in ("stock", "patched")), r
     assert "largest tensor" in capsys.readouterr().out

@@ -440,3 +440,16 @@ def test_a_node_keeps_its_grouping_only_for_the_same_edges():
         f(x, src, bad)
     ref.assert_same(f(x, src, edges[0]).numpy(),
                     ref.gather_reduce(x, src, edges[0], 40, w, "sum")[0])
+
+
+def test_under_ignore_the_grouping_follows_the_sources_too():
+    """IGNORE leaves out edges whose source is out of range: a node's kept
+    grouping is reused only for the same src, dst and params' rows."""
+    x, src, dst, _ = graph(nodes=40, edges=300, seed=18)
+    f = tf.function(lambda x, src: tso.gather_reduce(x, src, dst, 40, bad_indices_policy="IGNORE"),
+                    input_signature=[tf.TensorSpec([None, 6]), tf.TensorSpec([300], tf.int32)])
+    bad = src.copy()
+    bad[::4] = 99
+    for s, rows in ((src, 40), (bad, 40), (src, 40), (bad, 40), (src, 20), (src, 40)):
+        got = f(x[:rows], s).numpy()
+        ref.assert_same(got, ref.gather_reduce(x[:rows], s, dst, 40, None, "sum")[0])

@@ -7,8 +7,9 @@
 gather_reduce(params, src, dst, n, weights, reduce) is
 unsorted_segment_<reduce>(params[src] * weights, dst, n) without the
 [edges] + params.shape[1:] tensor of gathered rows: the kernel groups the
-edges by destination once per call and reduces each output row from its
-edges' source rows, in edge order, so a sum or mean is the composed form's
+edges by destination (once per graph: a node keeps its last grouping while
+the edges stay the same) and reduces each output row from its edges'
+source rows, in edge order, so a sum or mean is the composed form's
 bit for bit (the plugin's unsorted_segment_* sums in index order too), on
 any thread count. `weights` is None, one value per edge ([edges]), or one
 per edge and head ([edges] + params.shape[1:1 + k]: params [nodes, heads,
