@@ -380,6 +380,7 @@ def _gather_reduce_grad(op, grad, unused_positions_grad):
                                          dst, src, "dot", "IGNORE")
     return [d_params, None, None, None, tf.reshape(d_weights, tf.shape(weights))]
 
+
 def _edge_combine_grad(op, grad):
     """add / sub: a segment sum of the gradient by src (by dst for b);
     mul: of the gradient times the other side's rows; dot: a gather_reduce
