@@ -66,21 +66,30 @@ def graph_facts(function):
     return sorted(ours), largest
 
 
-def time_four_ways(loss, variables, optimizer, rounds):
-    """{"agreement", "ours", "largest", "ms"} for the training step of
-    `loss` (a function of no arguments) over `variables` with `optimizer`,
-    which returns the loss; its gradients are what is compared."""
+def gradients_of(loss, variables):
+    """A function of no arguments: the gradients of `loss` over `variables`."""
     def grads():
         with tf.GradientTape() as tape:
             value = loss()
         return tape.gradient(value, variables)
+    return grads
 
+
+def training_step(loss, variables, optimizer):
+    """A function of no arguments: one step of `optimizer`, returning the loss."""
     def step():
         with tf.GradientTape() as tape:
             value = loss()
         optimizer.apply_gradients(zip(tape.gradient(value, variables), variables))
         return value
+    return step
 
+
+def time_four_ways(loss, variables, optimizer, rounds):
+    """{"agreement", "ours", "largest", "ms"} for the training step of
+    `loss` (a function of no arguments) over `variables` with `optimizer`,
+    which returns the loss; its gradients are what is compared."""
+    grads, step = gradients_of(loss, variables), training_step(loss, variables, optimizer)
     fns = {"stock": tf.function(step), "stock xla": tf.function(step, jit_compile=True)}
     want = tf.function(grads)()
     for f in fns.values():

@@ -30,7 +30,8 @@ import tensorflow as tf  # noqa: E402
 
 import tf_scatter_ops as tso  # noqa: E402
 
-from benchmarks.four_ways import compare, graph_facts, ratio, render, time_four_ways, write  # noqa: E402,E501
+from benchmarks.four_ways import (compare, gradients_of, graph_facts, ratio, render,  # noqa: E402
+                                  time_four_ways, training_step, write)
 from benchmarks.harness import expect_retracing, interleaved_ms, machine  # noqa: E402
 
 FEATURES, HEADS = 64, 4
@@ -154,21 +155,9 @@ def time_fused(kind, graph, rounds):
     TensorFlow (same weights)."""
     loss, variables, optimizer = model(FUSED[kind], graph)
     stock_loss, stock_variables, _ = model(LAYERS[kind], graph)
-
-    def grads(loss, variables):
-        with tf.GradientTape() as tape:
-            value = loss()
-        return tape.gradient(value, variables)
-
-    agreement = compare(tf.function(lambda: grads(stock_loss, stock_variables))(),
-                        tf.function(lambda: grads(loss, variables))())
-
-    def step():
-        with tf.GradientTape() as tape:
-            value = loss()
-        optimizer.apply_gradients(zip(tape.gradient(value, variables), variables))
-        return value
-
+    agreement = compare(tf.function(gradients_of(stock_loss, stock_variables))(),
+                        tf.function(gradients_of(loss, variables))())
+    step = training_step(loss, variables, optimizer)
     fns = {"fused": tf.function(step), "fused xla": tf.function(step, jit_compile=True)}
     largest = graph_facts(fns["fused"])[1]
     for f in fns.values():
