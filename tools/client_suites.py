@@ -20,10 +20,13 @@ out with a reason (a module that is not installed, such as JAX; skipped
 here).
 
 `check` (`make ci-client-suites`, part of `make test`) runs each suite's
-selected tests twice, stock and patched, as two processes at once, and
-prints both counts, those of the tests whose names hold "jit" (XLA) apart,
-and the tests that pass stock and fail patched, with the first line of each
-error; it fails when there is one. A selection recorded for other versions
+selected tests patched, as two processes at once (the files split in two
+halves of about as many tests), then runs stock only the tests that did not
+pass patched: a test that passes patched needs no stock run to say it is no
+regression, and this halves the suites' time. It prints the counts, those of
+the tests whose names hold "jit" (XLA) apart, and the tests that pass stock
+and fail patched, with the first line of each error; it fails when there is
+one. A selection recorded for other versions
 than the installed ones is recorded again (under --out) first, and the check
 says so. Logs and results go to --out/SUITE.
 """
@@ -113,15 +116,16 @@ def pytest_command(name, suite, mode, selection, results, site, files):
             ["--tso-jax-stub"] if suite.jax_stub else []) + [os.path.join(site, f) for f in files]
 
 
-def start(name, suite, mode, selection, out, site, files):
+def start(name, suite, mode, selection, out, site, files, run=None):
     """A pytest run of `files` in its own process group, in a scratch folder
-    of its own."""
-    cwd = os.path.join(out, mode)
+    of its own; `run` (default: mode) names its folder, log and results."""
+    run = run or mode
+    cwd = os.path.join(out, run)
     os.makedirs(cwd, exist_ok=True)
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", **suite.env,
                PYTHONPATH=os.pathsep.join(filter(None, [ROOT, SUITE_DIR, os.environ.get("PYTHONPATH")])))
-    log = open(os.path.join(out, f"{mode}.log"), "w")
-    results = os.path.join(out, f"{mode}.json")
+    log = open(os.path.join(out, f"{run}.log"), "w")
+    results = os.path.join(out, f"{run}.json")
     if os.path.exists(results):
         os.remove(results)
     process = subprocess.Popen(pytest_command(name, suite, mode, selection, results, site, files),
@@ -230,10 +234,47 @@ def run_checks(name, out):
     return []
 
 
+def split_files(wanted, parts=2):
+    """The selected tests' files in `parts` groups of about as many tests
+    (the largest file first into the group with the fewest)."""
+    per_file = collections.Counter(n.split("::")[0] for n in wanted)
+    groups = [[] for _ in range(parts)]
+    sizes = [0] * parts
+    for path, size in sorted(per_file.items(), key=lambda kv: (-kv[1], kv[0])):
+        i = sizes.index(min(sizes))
+        groups[i].append(path)
+        sizes[i] += size
+    return [g for g in groups if g]
+
+
+def write_selection(selection, path, select):
+    """A copy of `selection`'s header with only the `select` lines given."""
+    with open(selection) as f:
+        header = [line for line in f if not line.startswith(("select\t", "exclude\t"))]
+    with open(path, "w") as f:
+        f.writelines(header)
+        for nodeid, names in sorted(select.items()):
+            f.write(f"select\t{nodeid}\t{','.join(names)}\n")
+
+
+def collect(runs, codes, out, wanted):
+    """The runs' results merged, {nodeid: entry}, a selected test that did
+    not run counting as failed; or the list of why a run gave none."""
+    problems = [why for run, code in codes.items() if (why := broken(run, code, out))]
+    if problems:
+        return problems
+    tests = {}
+    for run in runs:
+        with open(os.path.join(out, f"{run}.json")) as f:
+            tests.update(json.load(f)["tests"])
+    return {n: tests.get(n, {"outcome": "failed", "error": "did not run", "reached": []})
+            for n in wanted}
+
+
 def check(name, selection, out):
-    """Runs one suite's selection stock and patched; returns its problems
-    (a list of lines, empty when every test that passes stock passes
-    patched)."""
+    """Runs one suite's selection patched, then stock the tests that did not
+    pass patched; returns its problems (a list of lines, empty when every
+    test that passes stock passes patched)."""
     suite = SUITES[name]
     if suite.checks:
         return run_checks(name, out)
@@ -257,40 +298,47 @@ def check(name, selection, out):
         record(name, fresh, out)
         selection = fresh
     wanted = tso_suite.read_selection(selection)["select"]
-    selected_files = sorted({n.split("::")[0] for n in wanted})  # only these are imported
 
-    runs = {mode: start(name, suite, mode, selection, out, site, selected_files)
-            for mode in ("stock", "patched")}
-    codes = finish(runs)
-    problems = [why for mode, code in codes.items() if (why := broken(mode, code, out))]
-    if problems:
-        return [f"{name}: {why}" for why in problems]
-    results = {}
-    for mode in runs:
-        with open(os.path.join(out, f"{mode}.json")) as f:
-            results[mode] = json.load(f)
-        for nodeid in wanted:  # a selected test that did not run has failed
-            results[mode]["tests"].setdefault(nodeid, {"outcome": "failed", "error": "did not run",
-                                                       "reached": []})
-    stock, patched = results["stock"]["tests"], results["patched"]["tests"]
+    # Patched: the selected files in two halves, run at once.
+    halves = split_files(wanted)
+    runs = {}
+    for i, half in enumerate(halves):
+        part = os.path.join(out, f"patched-{i}.txt")
+        write_selection(selection, part, {n: wanted[n] for n in wanted if n.split("::")[0] in half})
+        runs[f"patched-{i}"] = start(name, suite, "patched", part, out, site, sorted(half),
+                                     run=f"patched-{i}")
+    patched = collect(runs, finish(runs), out, wanted)
+    if isinstance(patched, list):
+        return [f"{name}: {why}" for why in patched]
+
+    # Stock: only the tests that did not pass patched.
+    again = {n: wanted[n] for n in wanted if patched[n]["outcome"] != "passed"}
+    stock = {}
+    if again:
+        part = os.path.join(out, "stock.txt")
+        write_selection(selection, part, again)
+        runs = {"stock": start(name, suite, "stock", part, out, site,
+                               sorted({n.split("::")[0] for n in again}))}
+        stock = collect(runs, finish(runs), out, again)
+        if isinstance(stock, list):
+            return [f"{name}: {why}" for why in stock]
     jit = {n for n in wanted if "jit" in n.lower()}
 
     print(f"{name} suite: {len(wanted)} tests of {len(files)} files "
           f"({', '.join(f'{k} {versions[k]}' for k in suite.packages)}) that call a patched "
           f"name ({shown(selection)})")
-    for mode, tests in (("stock", stock), ("patched", patched)):
-        plain = {n: e for n, e in tests.items() if n in wanted and n not in jit}
+    for mode, tests, of in (("patched", patched, "the selected"),
+                            ("stock", stock, "those not passing patched")):
+        if not tests:
+            print(f"  {mode:8} not run: every selected test passed patched")
+            continue
+        plain = {n: e for n, e in tests.items() if n not in jit}
         xla = {n: e for n, e in tests.items() if n in jit}
-        print(f"  {mode:8} {fmt(counts({n: tests[n] for n in wanted}))}"
-              f"   (without jit: {fmt(counts(plain))}; jit: {fmt(counts(xla))})")
+        print(f"  {mode:8} {fmt(counts(tests))}   (without jit: {fmt(counts(plain))}; "
+              f"jit: {fmt(counts(xla))}; {len(tests)} tests: {of})")
     reached = sum(1 for n in wanted if patched[n]["reached"])
     print(f"  patched: {reached} of {len(wanted)} tests called the plugin's functions")
-    regressions = sorted(n for n in wanted
-                         if stock[n]["outcome"] == "passed" and patched[n]["outcome"] != "passed")
-    fixed = sorted(n for n in wanted
-                   if stock[n]["outcome"] == "failed" and patched[n]["outcome"] == "passed")
-    for n in fixed:
-        print(f"  fails stock, passes patched: {n}")
+    regressions = sorted(n for n in stock if stock[n]["outcome"] == "passed")
     print(f"  pass stock and fail patched: {len(regressions)}")
     for n in regressions:
         entry = patched[n]
