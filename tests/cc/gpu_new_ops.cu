@@ -1,4 +1,4 @@
-// The GPU kernels that issue 46 added, against the CPU kernels
+// The GPU kernels that issues 46 and 49 added, against the CPU kernels
 // (new_ops_cpu_ref.h), on random cases:
 //
 //   segment_softmax, _log_softmax, _logsumexp, _var, _std and their fused
@@ -7,7 +7,10 @@
 //     unsorted_segment_{max_with_argmax,min_with_argmin} (cuda/arg_gpu.h),
 //     every real dtype;
 //   complex64 / complex128 unsorted_segment_prod (the scatter core),
-//     segment_prod and segment_mean (the sorted core).
+//     segment_prod and segment_mean (the sorted core);
+//   gather_reduce (sum, mean, max, min; weighted or not, per head) and
+//     edge_combine (add, sub, mul, dot) (cuda/message_gpu.h), bfloat16 /
+//     half / float / double: values, positions and the first bad edge.
 //
 // First, on the host: the CUDA core's complex arithmetic against
 // std::complex's (every special value).
@@ -45,6 +48,7 @@
 #include "common/element_types.h"
 #include "cuda/arg_gpu.h"
 #include "cuda/groupwise_gpu.h"
+#include "cuda/message_gpu.h"
 #include "cuda/scatter_gpu.h"
 #include "cuda/segment_gpu.h"
 #include "new_ops_cpu_ref.h"
@@ -506,6 +510,143 @@ void ComplexType(const char* type, Arena* arena) {
   }
 }
 
+// ---- message passing (issue 49) ---------------------------------------------
+
+// Edge ids into [0, nslots): RandomIds' (bad ones among them) or, every
+// other case, only good ones where there are any, so that the ERROR policy
+// is compared on whole outputs too.
+std::vector<int64_t> EdgeIds(int64_t n, int64_t nslots, bool wide, bool clean) {
+  std::vector<int64_t> ids = RandomIds(n, nslots, wide);
+  if (clean && nslots > 0) {
+    for (int64_t& id : ids) id = Uniform(0, nslots - 1);
+  }
+  return ids;
+}
+
+// A call on src -> dst (int64 values; int32 or int64 on the device).
+struct EdgeState {
+  DevIds src, dst;
+  g::EdgeCall call;
+  EdgeState(const std::vector<int64_t>& s, const std::vector<int64_t>& d, bool wide,
+            int64_t src_rows, int64_t dst_rows, bool ignore, Arena* arena)
+      : src(s, wide), dst(d, wide) {
+    call.src = src.p;
+    call.dst = dst.p;
+    call.index_type = src.type;
+    call.nedges = static_cast<int64_t>(s.size());
+    call.src_rows = src_rows;
+    call.dst_rows = dst_rows;
+    call.ignore = ignore;
+    call.scratch = arena;
+    arena->Reset();
+  }
+};
+
+// The first bad edge and its ids, against the CPU's; true when the case
+// ends there (the op fails: nothing to compare).
+bool SameBadEdge(const std::string& desc, const g::EdgeCall& call, int64_t bad,
+                 const std::vector<int64_t>& src, const std::vector<int64_t>& dst) {
+  if (call.bad_edge != bad) {
+    Fail(desc + ": first bad edge " + std::to_string(call.bad_edge) + ", the CPU's " +
+         std::to_string(bad));
+    return true;
+  }
+  if (bad < 0) return false;
+  if (call.bad_src != src[bad] || call.bad_dst != dst[bad]) Fail(desc + ": wrong bad edge ids");
+  return true;
+}
+
+template <typename T, EdgeReduce kReduce>
+void GatherReduceCase(const char* op, const char* type, Arena* arena) {
+  const bool ignore = Uniform(0, 1) == 1, wide = Uniform(0, 1) == 1;
+  const bool weighted = Uniform(0, 1) == 1;
+  const int64_t rows = Uniform(0, 10) == 0 ? 0 : Uniform(1, 10);
+  const int64_t num = Uniform(0, 10) == 0 ? 0 : Uniform(1, 12);
+  const int64_t heads = Uniform(1, 3);
+  const int64_t width = Uniform(0, 10) == 0 ? 0 : Uniform(1, 4);
+  const int64_t slice = heads * width;
+  const int64_t n = Uniform(0, 10) == 0 ? 0 : Uniform(1, Uniform(0, 3) == 0 ? 400 : 60);
+  const bool clean = Uniform(0, 1) == 1;
+  const std::vector<int64_t> src = EdgeIds(n, rows, wide, clean);
+  const std::vector<int64_t> dst = EdgeIds(n, num, wide, clean);
+  Vec<T> params(rows * slice), weights(weighted ? n * heads : 0);
+  for (size_t i = 0; i < params.n; ++i) params[i] = Random<T>();
+  for (size_t i = 0; i < weights.n; ++i) weights[i] = Random<T>();
+  for (size_t i = 1; i < params.n; ++i) {  // ties, and equal NaNs
+    if (Uniform(0, 5) == 0) params[i] = params[Uniform(0, i - 1)];
+  }
+  const int64_t size = num * slice;
+  constexpr bool kArg = kReduce == EdgeReduce::kMax || kReduce == EdgeReduce::kMin;
+  Vec<T> out_cpu(size);
+  Vec<int64_t> pos_cpu(size, -1);
+  const int64_t bad = ref::GatherReduce<T, kReduce>(
+      src.data(), dst.data(), n, rows, num, heads, width, ignore, params.data(),
+      weighted ? weights.data() : nullptr, out_cpu.data(), kArg ? pos_cpu.data() : nullptr);
+  EdgeState s(src, dst, wide, rows, num, ignore, arena);
+  Dev<T> d_params(params), d_weights(weights), d_out(size);
+  Dev<int64_t> d_pos(size);
+  const char* err = g::GatherReduce<T, kReduce>(
+      s.call, d_params.p, weighted ? d_weights.p : nullptr, heads, width,
+      ref::GatherReduceEmpty<T>(kReduce), d_out.p, kArg ? d_pos.p : nullptr);
+  CK(cudaDeviceSynchronize());
+  ++cases_run;
+  std::string desc = Describe(op, type, n, num, slice, ignore);
+  desc += " rows=" + std::to_string(rows) + " heads=" + std::to_string(heads) +
+          (weighted ? " weighted" : "");
+  if (err) return Fail(desc + ": " + err);
+  if (SameBadEdge(desc, s.call, bad, src, dst)) return;
+  Compare(desc, "output", d_out.Get(), out_cpu, size);
+  if (kArg) Compare(desc, "position", d_pos.Get(), pos_cpu, size);
+}
+
+template <typename T, EdgeOp kOp>
+void EdgeCombineCase(const char* op, const char* type, Arena* arena) {
+  const bool ignore = Uniform(0, 1) == 1, wide = Uniform(0, 1) == 1;
+  const int64_t arows = Uniform(0, 10) == 0 ? 0 : Uniform(1, 10);
+  const int64_t brows = Uniform(0, 10) == 0 ? 0 : Uniform(1, 10);
+  const int64_t heads = Uniform(1, 3);
+  const int64_t width = Uniform(0, 10) == 0 ? 0 : Uniform(1, kOp == EdgeOp::kDot ? 40 : 4);
+  const int64_t slice = heads * width;
+  const int64_t out_slice = kOp == EdgeOp::kDot ? heads : slice;
+  const int64_t n = Uniform(0, 10) == 0 ? 0 : Uniform(1, Uniform(0, 3) == 0 ? 400 : 60);
+  const bool clean = Uniform(0, 1) == 1;
+  const std::vector<int64_t> src = EdgeIds(n, arows, wide, clean);
+  const std::vector<int64_t> dst = EdgeIds(n, brows, wide, clean);
+  Vec<T> a(arows * slice), b(brows * slice);
+  // (dot: moderate values, whose sums of products do not all overflow)
+  const auto value = [] { return kOp == EdgeOp::kDot ? RandomActivation<T>() : Random<T>(); };
+  for (size_t i = 0; i < a.n; ++i) a[i] = value();
+  for (size_t i = 0; i < b.n; ++i) b[i] = value();
+  Vec<T> out_cpu(n * out_slice);
+  const int64_t bad = ref::EdgeCombine<T, kOp>(src.data(), dst.data(), n, arows, brows, slice,
+                                              kOp == EdgeOp::kDot ? width : 1, out_slice, ignore,
+                                              a.data(), b.data(), out_cpu.data());
+  EdgeState s(src, dst, wide, arows, brows, ignore, arena);
+  Dev<T> d_a(a), d_b(b), d_out(n * out_slice);
+  const char* err = g::EdgeCombine<T, kOp>(s.call, d_a.p, d_b.p, slice,
+                                           kOp == EdgeOp::kDot ? width : 1, out_slice, d_out.p);
+  CK(cudaDeviceSynchronize());
+  ++cases_run;
+  const std::string desc = Describe(op, type, n, brows, slice, ignore);
+  if (err) return Fail(desc + ": " + err);
+  if (SameBadEdge(desc, s.call, bad, src, dst)) return;
+  Compare(desc, "output", d_out.Get(), out_cpu, n * out_slice);
+}
+
+template <typename T>
+void MessageType(const char* type, Arena* arena) {
+  for (int r = 0; r < repeats; ++r) {
+    GatherReduceCase<T, EdgeReduce::kSum>("gather_reduce sum", type, arena);
+    GatherReduceCase<T, EdgeReduce::kMean>("gather_reduce mean", type, arena);
+    GatherReduceCase<T, EdgeReduce::kMax>("gather_reduce max", type, arena);
+    GatherReduceCase<T, EdgeReduce::kMin>("gather_reduce min", type, arena);
+    EdgeCombineCase<T, EdgeOp::kAdd>("edge_combine add", type, arena);
+    EdgeCombineCase<T, EdgeOp::kSub>("edge_combine sub", type, arena);
+    EdgeCombineCase<T, EdgeOp::kMul>("edge_combine mul", type, arena);
+    EdgeCombineCase<T, EdgeOp::kDot>("edge_combine dot", type, arena);
+  }
+}
+
 template <typename F>
 void Group(const char* name, F&& run) {
   const int before = failures;
@@ -541,6 +682,11 @@ int main(int argc, char** argv) {
 #define COMPLEX(unused, name) ComplexType<g::dtype_##name>(#name, &arena);
     TFSO_COMPLEX_DTYPES(COMPLEX, )
 #undef COMPLEX
+  });
+  Group("gather_reduce and edge_combine, every float dtype", [&] {
+#define FLOAT(unused, name) MessageType<g::dtype_##name>(#name, &arena);
+    TFSO_FLOAT_DTYPES(FLOAT, )
+#undef FLOAT
   });
   std::printf("%s\n", failures ? "NEW OPS FAILED" : "NEW OPS PASSED");
   return failures ? 1 : 0;

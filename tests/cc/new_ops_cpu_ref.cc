@@ -25,6 +25,7 @@
 #include "common/reducers.h"
 #include "cpu/arg_scatter_cpu.h"
 #include "cpu/groupwise_cpu.h"
+#include "cpu/message_cpu.h"
 #include "cpu/scatter_cpu.h"
 #include "cpu/segment_cpu.h"
 #include "cuda/scatter_gpu.h"
@@ -210,6 +211,61 @@ void SortedSegment(const int64_t* offsets, int64_t nsegments, int64_t slice, con
       tso::Parallel());
 }
 
+template <typename T>
+T GatherReduceEmpty(tso::EdgeReduce reduce) {
+  using E = Cpu<T>;
+  E empty = reduce == tso::EdgeReduce::kMax ? tso::UnsortedSegmentEmpty<tso::SegmentMaxOp, E>()
+            : reduce == tso::EdgeReduce::kMin ? tso::UnsortedSegmentEmpty<tso::SegmentMinOp, E>()
+                                              : E(0);
+  T out;
+  std::memcpy(&out, &empty, sizeof(T));
+  return out;
+}
+
+template <typename T, tso::EdgeReduce kReduce>
+int64_t GatherReduce(const int64_t* src, const int64_t* dst, int64_t nedges, int64_t rows,
+                     int64_t num, int64_t heads, int64_t width, bool ignore, const T* params,
+                     const T* weights, T* out, int64_t* positions) {
+  if (!ignore) {
+    const int64_t bad = tso::FirstBadEdge(src, dst, nedges, rows, num, /*negative_dst_ok=*/true);
+    if (bad >= 0) return bad;
+  }
+  if (num * heads * width == 0) return -1;
+  tso::EdgeGroups groups;
+  tso::GroupEdges(dst, nedges, num,
+                  [&](int64_t e) {
+                    return dst[e] >= 0 && dst[e] < num && src[e] >= 0 && src[e] < rows;
+                  },
+                  &groups);
+  const T empty = GatherReduceEmpty<T>(kReduce);
+  tso::GatherReduceCpu<kReduce>(groups, As(params), src, As(weights), heads, width, *As(&empty),
+                                As(out), positions, tso::Parallel());
+  return -1;
+}
+
+template <typename T, tso::EdgeOp kOp>
+int64_t EdgeCombine(const int64_t* src, const int64_t* dst, int64_t nedges, int64_t arows,
+                    int64_t brows, int64_t slice, int64_t width, int64_t out_slice, bool ignore,
+                    const T* a, const T* b, T* out) {
+  if (!ignore) {
+    const int64_t bad = tso::FirstBadEdge(src, dst, nedges, arows, brows,
+                                          /*negative_dst_ok=*/false);
+    if (bad >= 0) return bad;
+  }
+  if (nedges * out_slice == 0) return -1;
+  using E = Cpu<T>;
+  // the glue's SegmentAccumulator: float for the 16-bit floats
+  using A = typename std::conditional<std::is_same<E, Eigen::half>::value ||
+                                          std::is_same<E, Eigen::bfloat16>::value,
+                                      float, E>::type;
+  const auto keep = [&](int64_t e) {
+    return src[e] >= 0 && src[e] < arows && dst[e] >= 0 && dst[e] < brows;
+  };
+  tso::EdgeCombineCpu<kOp, E, A>(As(a), As(b), src, dst, nedges, slice, width, out_slice, keep,
+                                 As(out), tso::Parallel());
+  return -1;
+}
+
 namespace {
 
 // std::complex as the CPU kernels use it (MulOp::Apply, Finalize<MeanOp>),
@@ -321,6 +377,23 @@ TFSO_FLOAT_DTYPES(TFSO_GPU_DTYPE, FLOAT)
                                                            const T*, const T*, T*, int64_t*);
 TFSO_MINMAX_DTYPES(TFSO_GPU_DTYPE, ARG)
 #undef ARG
+#define MESSAGE(T)                                                                            \
+  template T GatherReduceEmpty<T>(tf_scatter_ops::EdgeReduce);                                \
+  MESSAGE_REDUCE(T, kSum) MESSAGE_REDUCE(T, kMean) MESSAGE_REDUCE(T, kMax)                    \
+  MESSAGE_REDUCE(T, kMin) MESSAGE_OP(T, kAdd) MESSAGE_OP(T, kSub) MESSAGE_OP(T, kMul)         \
+  MESSAGE_OP(T, kDot)
+#define MESSAGE_REDUCE(T, R)                                                                  \
+  template int64_t GatherReduce<T, tf_scatter_ops::EdgeReduce::R>(                            \
+      const int64_t*, const int64_t*, int64_t, int64_t, int64_t, int64_t, int64_t, bool,      \
+      const T*, const T*, T*, int64_t*);
+#define MESSAGE_OP(T, OP)                                                                     \
+  template int64_t EdgeCombine<T, tf_scatter_ops::EdgeOp::OP>(                                \
+      const int64_t*, const int64_t*, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,   \
+      bool, const T*, const T*, T*);
+TFSO_FLOAT_DTYPES(TFSO_GPU_DTYPE, MESSAGE)
+#undef MESSAGE_OP
+#undef MESSAGE_REDUCE
+#undef MESSAGE
 #define COMPLEX(T)                                                                           \
   template int64_t UnsortedProd<T>(const Ids&, int64_t, bool, const T*, T*);                 \
   template void SortedSegment<T, tf_scatter_ops::MulOp>(const int64_t*, int64_t, int64_t,    \

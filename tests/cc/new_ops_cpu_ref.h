@@ -13,7 +13,9 @@
 // - the arg reductions: cpu/arg_scatter_cpu.h's ArgScatterCpu, initialised
 //   as tf/arg_kernels.h does;
 // - complex segment_prod / segment_mean: cpu/segment_cpu.h's
-//   SortedSegmentCpu; unsorted_segment_prod: cpu/scatter_cpu.h's ScatterCpu.
+//   SortedSegmentCpu; unsorted_segment_prod: cpu/scatter_cpu.h's ScatterCpu;
+// - gather_reduce and edge_combine (issue 49): cpu/message_cpu.h, after the
+//   glue's check of the edges.
 //
 // No CUDA, Eigen or TensorFlow header here: nvcc and g++ both take it.
 #ifndef TF_SCATTER_OPS_TESTS_CC_NEW_OPS_CPU_REF_H_
@@ -23,6 +25,7 @@
 
 #include "common/groupwise.h"
 #include "common/init_mode.h"
+#include "common/message.h"
 
 namespace tfso_new_ops {
 
@@ -64,6 +67,24 @@ int64_t UnsortedProd(const Ids& ids, int64_t slice, bool ignore, const T* data, 
 template <typename T, typename Op>
 void SortedSegment(const int64_t* offsets, int64_t nsegments, int64_t slice, const T* data,
                    T gap, T* out);
+
+// Message passing (issue 49), as the glue runs the CPU core (tf/
+// message_kernels.h, cpu/message_cpu.h) on int64 ids: gather_reduce of
+// params [rows, heads * width] with weights (null, or [nedges, heads]) into
+// out [num, heads * width] (positions: max and min only); edge_combine of a
+// [arows, slice] and b [brows, slice] into out [nedges, out_slice] (kDot:
+// out_slice parts of `width`). Each returns the first bad edge unless
+// `ignore` (then -1), and then nothing is meant to be compared.
+template <typename T, tf_scatter_ops::EdgeReduce kReduce>
+int64_t GatherReduce(const int64_t* src, const int64_t* dst, int64_t nedges, int64_t rows,
+                     int64_t num, int64_t heads, int64_t width, bool ignore, const T* params,
+                     const T* weights, T* out, int64_t* positions);
+template <typename T>
+T GatherReduceEmpty(tf_scatter_ops::EdgeReduce reduce);  // an empty destination's max / min
+template <typename T, tf_scatter_ops::EdgeOp kOp>
+int64_t EdgeCombine(const int64_t* src, const int64_t* dst, int64_t nedges, int64_t arows,
+                    int64_t brows, int64_t slice, int64_t width, int64_t out_slice, bool ignore,
+                    const T* a, const T* b, T* out);
 
 // The CUDA core's complex product and mean division (common/
 // element_types.h), run on the host, against std::complex's operator*= and

@@ -8,10 +8,9 @@
 // one thread from its group alone, in edge order, from the reduction's
 // start (0 for sums, nothing for max / min): the order of unsorted_segment_*
 // of the gathered rows, so the result is theirs bit for bit, for any thread
-// count. A weighted edge's row is params' row times its weight, rounded
-// before it is added (as the composed multiply rounds it). Max and min keep
-// the arg reductions' rule (common/arg_reducers.h) and the edge that holds
-// each element.
+// count. What an edge contributes (a weighted element rounded before it is
+// added; max and min with the arg reductions' rule and the edge that holds
+// each element) is common/message.h's, shared with the CUDA core.
 #ifndef TF_SCATTER_OPS_CC_KERNELS_CPU_MESSAGE_CPU_H_
 #define TF_SCATTER_OPS_CC_KERNELS_CPU_MESSAGE_CPU_H_
 
@@ -19,15 +18,12 @@
 #include <cstdint>
 #include <vector>
 
-#include "common/arg_reducers.h"
+#include "common/message.h"
 #include "common/reducers.h"
 #include "cpu/parallel.h"
 #include "cpu/row_copy.h"
 
 namespace tf_scatter_ops {
-
-enum class EdgeReduce { kSum, kMean, kMax, kMin };
-enum class EdgeOp { kAdd, kSub, kMul, kDot };
 
 // Edges grouped by destination: group v holds edges[offsets[v],
 // offsets[v + 1]) in edge order. Edges that `keep` refuses are in no group.
@@ -79,7 +75,8 @@ void GatherReduceCpu(const EdgeGroups& g, const T* params, const Index* src, con
     for (int64_t v = group_at(begin); v < group_at(end); ++v) {
       T* o = out + v * slice;
       int64_t* pos = positions == nullptr ? nullptr : positions + v * slice;
-      constexpr bool kArg = kReduce == EdgeReduce::kMax || kReduce == EdgeReduce::kMin;
+      constexpr bool kArg = kArgReduce<kReduce>;
+      int64_t unused = 0;
       if constexpr (kArg) {
         std::fill_n(o, slice, empty);
         std::fill_n(pos, slice, int64_t{-1});
@@ -99,19 +96,10 @@ void GatherReduceCpu(const EdgeGroups& g, const T* params, const Index* src, con
           const T w = weights == nullptr ? T(1) : weights[e * heads + h];
           T* oh = o + h * width;
           const T* rh = r + h * width;
+          int64_t* ph = kArg ? pos + h * width : nullptr;
           for (int64_t j = 0; j < width; ++j) {
-            const T x = weights == nullptr ? rh[j] : static_cast<T>(rh[j] * w);
-            if constexpr (kArg) {
-              using Arg = typename std::conditional<kReduce == EdgeReduce::kMax, ArgMaxOp,
-                                                    ArgMinOp>::type;
-              int64_t* ph = pos + h * width;
-              if (ph[j] < 0 || Arg::Takes(x, oh[j])) {
-                oh[j] = x;
-                ph[j] = e;
-              }
-            } else {
-              AddOp::Apply(oh[j], x);
-            }
+            const T x = weights == nullptr ? rh[j] : ScaleByWeight(rh[j], w);
+            OfferEdge<kReduce>(oh[j], kArg ? ph[j] : unused, x, e);
           }
         }
       }
@@ -146,16 +134,12 @@ void EdgeCombineCpu(const T* a, const T* b, const Index* src, const Index* dst, 
         for (int64_t h = 0; h < out_slice; ++h) {
           A acc = A(0);
           for (int64_t j = h * width; j < (h + 1) * width; ++j) {
-            acc += static_cast<A>(x[j]) * static_cast<A>(y[j]);
+            acc = DotStep(acc, static_cast<A>(x[j]), static_cast<A>(y[j]));
           }
           o[h] = static_cast<T>(acc);
         }
       } else {
-        for (int64_t j = 0; j < slice; ++j) {
-          if constexpr (kOp == EdgeOp::kAdd) o[j] = x[j] + y[j];
-          if constexpr (kOp == EdgeOp::kSub) o[j] = x[j] - y[j];
-          if constexpr (kOp == EdgeOp::kMul) o[j] = x[j] * y[j];
-        }
+        for (int64_t j = 0; j < slice; ++j) o[j] = CombineElements<kOp>(x[j], y[j]);
       }
     }
   });

@@ -122,9 +122,9 @@ void RegisterOn(const char* device, bool gpu) {
   } else if constexpr (Row::kKind == Kind::kArgSegment) {
     Register<ArgSegmentOp<Backend, T, Op>, T>(device, op, "T", gpu ? H{"num_segments"} : H{});
   } else if constexpr (Row::kKind == Kind::kGatherReduce) {
-    if (!gpu) Register<GatherReduceOp<Backend, T>, T>(device, op, "T");  // no GPU core yet
+    Register<GatherReduceOp<Backend, T>, T>(device, op, "T", gpu ? H{"num_segments"} : H{});
   } else if constexpr (Row::kKind == Kind::kEdgeCombine) {
-    if (!gpu) Register<EdgeCombineOp<Backend, T>, T>(device, op, "T");
+    Register<EdgeCombineOp<Backend, T>, T>(device, op, "T");
   } else {
     RegisterSegment<Row, typename Segments<Backend>::type, T, Op>(device, gpu);
   }

@@ -26,26 +26,12 @@ namespace {
 using ::absl::InvalidArgumentError;
 using ::absl::StrCat;
 
-// Indices of a dtype the ops do not register (the op's type attr rules them
-// out; this guards the dispatch on it).
+}  // namespace
+
 Status IndexDtypeError(const Tensor& indices) {
   return InvalidArgumentError(StrCat("indices must be int16, int32 or int64, got ",
                                      ::tensorflow::DataTypeString(indices.dtype())));
 }
-
-// Returns f(Index()) for the C++ type of the indices' dtype: the one
-// dispatch on it for the CPU and GPU call setup and the bad-row message.
-template <typename F>
-Status WithIndexType(const Tensor& indices, F&& f) {
-  switch (indices.dtype()) {
-    case ::tensorflow::DT_INT16: return f(int16_t());
-    case ::tensorflow::DT_INT32: return f(int32_t());
-    case ::tensorflow::DT_INT64: return f(int64_t());
-    default: return IndexDtypeError(indices);
-  }
-}
-
-}  // namespace
 
 Status ParseBadIndicesPolicy(OpKernelConstruction* c, bool* ignore) {
   std::string policy;

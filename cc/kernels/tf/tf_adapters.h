@@ -59,6 +59,23 @@ Status BadRowError(const Tensor& indices, const ScatterForm& f, int64_t row,
 Status FalseHintError(const Tensor& indices, const ScatterForm& f, int64_t row, bool strict,
                       bool segment_ids = false);
 
+// Indices of a dtype the ops do not register (the op's type attr rules them
+// out; this guards the dispatch on it).
+Status IndexDtypeError(const Tensor& indices);
+
+// Returns f(Index()) for the C++ type of the indices' dtype: the one
+// dispatch on it for the CPU and GPU call setup, the bad-row message and the
+// message-passing kernels.
+template <typename F>
+Status WithIndexType(const Tensor& indices, F&& f) {
+  switch (indices.dtype()) {
+    case ::tensorflow::DT_INT16: return f(int16_t());
+    case ::tensorflow::DT_INT32: return f(int32_t());
+    case ::tensorflow::DT_INT64: return f(int64_t());
+    default: return IndexDtypeError(indices);
+  }
+}
+
 // The same from the row's index values `coords`.
 Status BadIndexError(const TensorShape& indices, int64_t row,
                      const std::vector<int64_t>& coords,
