@@ -286,3 +286,39 @@ def test_gpu_segment_sums_are_identical_run_to_run(rng):
         ref.assert_same(r, runs[0])
     for r in sorted_runs[1:]:
         ref.assert_same(r, sorted_runs[0])
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", [tf.bfloat16, tf.float16, tf.float32, tf.float64],
+                         ids=lambda d: d.name)
+def test_gpu_message_passing_equals_cpu_bitwise(dtype, rng):
+    """gather_reduce (every reduction, weighted per head or not) and
+    edge_combine (every op) on the GPU: the CPU's values and positions."""
+    nodes, edges = 900, 7000
+    params = tf.constant(ref.random_values(rng, dtype, (nodes, 2, 8)), dtype)
+    weights = tf.constant(ref.random_values(rng, dtype, (edges, 2)), dtype)
+    src = tf.constant(rng.integers(0, nodes, size=edges), tf.int32)
+    dst = tf.constant(rng.integers(-1, nodes + 100, size=edges), tf.int32)  # empty nodes too
+    for reduce in ("sum", "mean", "max", "min"):
+        for w in (None, weights):
+            fn = lambda p, s, d: tso.gather_reduce(p, s, d, nodes + 100, weights=w, reduce=reduce)
+            gpu = on("/GPU:0", fn, params, src, dst)
+            cpu = on("/CPU:0", fn, params, src, dst)
+            assert gpu.device.endswith("GPU:0"), gpu.device
+            ref.assert_same(gpu, cpu.numpy())
+    ends = tf.constant(rng.integers(0, nodes, size=edges), tf.int32)
+    for op in ("add", "sub", "mul", "dot"):
+        fn = lambda a, b, s, d: tso.edge_combine(a, b, s, d, op=op)
+        gpu = on("/GPU:0", fn, params, params, src, ends)
+        cpu = on("/CPU:0", fn, params, params, src, ends)
+        assert gpu.device.endswith("GPU:0"), gpu.device
+        ref.assert_same(gpu, cpu.numpy())
+
+
+@pytest.mark.gpu
+def test_gpu_message_passing_errors_name_the_first_bad_edge():
+    with tf.device("/GPU:0"):
+        with pytest.raises(tf.errors.InvalidArgumentError, match=r"src\[2\] = 9"):
+            tso.gather_reduce(tf.ones([4, 2]), [0, 1, 9, 12], [0, 1, 2, 3], 4)
+        with pytest.raises(tf.errors.InvalidArgumentError, match=r"dst\[1\] = 5"):
+            tso.edge_combine(tf.ones([4, 2]), tf.ones([5, 2]), [0, 1, 2], [0, 5, 7])

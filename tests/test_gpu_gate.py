@@ -20,7 +20,6 @@ import tf_scatter_ops as tso
 from tf_scatter_ops import gpu
 from tf_scatter_ops._base import library as _loader
 from tf_scatter_ops._base import stamp as _stamp
-from tf_scatter_ops._base import table as _table
 from table_rows import OP_TYPES as OP_NAMES
 import gpu_gate_facts
 from tf_scatter_ops.ops import DTYPES
@@ -220,15 +219,8 @@ def test_the_library_reports_the_code_its_fatbin_holds():
         assert held == fatbin.default_archs()
 
 
-# The kinds whose kernels are the CPU's alone (the message-passing ops, which
-# run their composed form where a GPU is present).
-CPU_ONLY_KINDS = ("GatherReduce", "EdgeCombine")
-
-
 def _gpu_dtypes(op, dtypes):
-    """Every other op has GPU kernels for its dtypes but string (as TensorFlow)."""
-    if _table.BY_PY[op].kind in CPU_ONLY_KINDS:
-        return []
+    """Every op has GPU kernels for its dtypes but string (as TensorFlow)."""
     return sorted(d.name for d in dtypes if d != tf.string)
 
 

@@ -185,6 +185,31 @@ def test_second_order_through_gather_reduce():
                                    tf.convert_to_tensor(wnt).numpy(), rtol=1e-4, atol=1e-5)
 
 
+@pytest.mark.parametrize("reduce", ["max", "min"])
+def test_second_order_through_gather_reduce_max_min(reduce):
+    """The winner-only gradient is differentiable again: without ties (random
+    floats) it is the composed form's, whose gradient splits ties."""
+    x, src, dst, w = graph(nodes=12, edges=60, feats=(3,), heads="edge", seed=9)
+
+    def second(f):
+        xt, wt = tf.constant(x), tf.constant(w)
+        with tf.GradientTape() as outer:
+            outer.watch([xt, wt])
+            with tf.GradientTape() as inner:
+                inner.watch([xt, wt])
+                loss = tf.reduce_sum(tf.sin(f(xt, wt)))
+            gx, gw = inner.gradient(loss, [xt, wt])
+            total = tf.reduce_sum(tf.convert_to_tensor(gx) ** 2) + tf.reduce_sum(gw ** 2)
+        return outer.gradient(total, [xt, wt])
+
+    got = second(lambda x, w: tso.gather_reduce(x, src, dst, 12, weights=w, reduce=reduce))
+    with tso.stock_ops():
+        want = second(lambda x, w: composed(x, src, dst, 12, w, reduce))
+    for g, wnt in zip(got, want):
+        np.testing.assert_allclose(tf.convert_to_tensor(g).numpy(),
+                                   tf.convert_to_tensor(wnt).numpy(), rtol=1e-4, atol=1e-5)
+
+
 def test_policies():
     x = tf.constant([[1.0], [2.0], [4.0]])
     src, dst = [0, 5, 2, 1], [0, 1, 3, -1]

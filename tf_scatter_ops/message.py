@@ -36,9 +36,11 @@ edge under "", "DEFAULT" and "ERROR"; "IGNORE" and "FILL" drop the edge
 (edge_combine: its row is 0); "CLIP" clamps each id into its range
 (gather_reduce: a negative dst is still dropped). Floating dtypes only.
 
-The kernels are the CPU's; under XLA, inside stock_ops() and on a GPU the
-functions are the composed form (a gather, a multiply and
-unsorted_segment_*: the same values, TensorFlow's order on a GPU).
+The kernels run on the CPU and, where the library's GPU kernels are
+registered (gpu_status()), on the GPU, with the same bits on both. Under
+XLA, inside stock_ops() and on a GPU without our kernels the functions are
+the composed form (a gather, a multiply and unsorted_segment_*: the same
+values; TensorFlow's order on a GPU).
 """
 
 import tensorflow as tf

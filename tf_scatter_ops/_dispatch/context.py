@@ -4,6 +4,7 @@ about the answers is decided in backends.py (which op runs) and by the
 checks that cannot run under XLA (asserts)."""
 
 import contextlib
+import functools
 import threading
 import warnings
 
@@ -28,6 +29,14 @@ def in_xla_context():
 
 def has_gpu():
     return bool(tf.config.list_physical_devices("GPU"))
+
+
+@functools.lru_cache(maxsize=None)
+def gpu_kernels_registered():
+    """Whether the library registered its GPU kernels in this process (the
+    GPU gate's decision when it loaded: tf_scatter_ops/gpu.py)."""
+    library.load()
+    return "registered=1" in library.library_function("tf_scatter_ops_gpu_status").splitlines()
 
 
 def xla_uses_our_kernels():

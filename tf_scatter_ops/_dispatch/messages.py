@@ -47,10 +47,11 @@ def to_rank(x, rank):
 
 
 def ours_here():
-    """Our kernels: on the CPU, outside XLA and stock_ops() (the GPU and XLA
-    run the composed form)."""
+    """Our kernels: outside XLA and stock_ops(), on the CPU or on a GPU that
+    runs our GPU kernels (XLA, and a GPU without them, run the composed
+    form: ours would be placed on the CPU, away from the GPU's tensors)."""
     return (route("gather_reduce") == OURS and not context.in_xla_context()
-            and not context.has_gpu())
+            and (not context.has_gpu() or context.gpu_kernels_registered()))
 
 
 def gather_reduce_op(params, src, dst, num_segments, weights, reduce, policy):
