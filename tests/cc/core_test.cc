@@ -972,12 +972,22 @@ void MessageCase(std::mt19937_64& rng) {
   const int threads = 1 + rng() % 4;
   const tso::Parallel par = threads == 1 ? Serial() : ThreadParallel(threads, rng());
   tso::EdgeGroups groups;
-  tso::GroupEdges(dst.data(), nedges, nseg, keep, &groups);
+  tso::GroupEdges(src.data(), dst.data(), nedges, nseg, keep, &groups);
   std::vector<double> got(nseg * slice, 99);
   std::vector<int64_t> pos(want_pos.size(), 99);
-  tso::GatherReduceCpu<kReduce>(groups, params.data(), src.data(),
-                                weighted ? weights.data() : nullptr, heads, width, empty,
-                                got.data(), kArg ? pos.data() : nullptr, par);
+  HeapScratch heap;
+  const bool done = tso::GatherReduceCpu<kReduce>(groups, params.data(),
+                                                  weighted ? weights.data() : nullptr, heads,
+                                                  width, empty, got.data(),
+                                                  kArg ? pos.data() : nullptr, par, heap);
+  CHECK(done, "gather_reduce: no scratch from a heap");
+  if (weighted && !groups.edges.empty()) {  // the grouped weights need scratch
+    HeapScratch none(/*fail=*/true);
+    CHECK(!tso::GatherReduceCpu<kReduce>(groups, params.data(), weights.data(), heads, width,
+                                         empty, got.data(), kArg ? pos.data() : nullptr, par,
+                                         none),
+          "gather_reduce: went on without scratch");
+  }
   CHECK((want.empty() || std::memcmp(want.data(), got.data(), want.size() * sizeof(double)) == 0) &&
             want_pos == pos,
         "gather_reduce %d: %lld edges into %lld x %lld, %d threads", static_cast<int>(kReduce),

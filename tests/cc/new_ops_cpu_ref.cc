@@ -232,14 +232,15 @@ int64_t GatherReduce(const int64_t* src, const int64_t* dst, int64_t nedges, int
   }
   if (num * heads * width == 0) return -1;
   tso::EdgeGroups groups;
-  tso::GroupEdges(dst, nedges, num,
+  tso::GroupEdges(src, dst, nedges, num,
                   [&](int64_t e) {
                     return dst[e] >= 0 && dst[e] < num && src[e] >= 0 && src[e] < rows;
                   },
                   &groups);
   const T empty = GatherReduceEmpty<T>(kReduce);
-  tso::GatherReduceCpu<kReduce>(groups, As(params), src, As(weights), heads, width, *As(&empty),
-                                As(out), positions, tso::Parallel());
+  HeapScratch scratch;
+  tso::GatherReduceCpu<kReduce>(groups, As(params), As(weights), heads, width, *As(&empty),
+                                As(out), positions, tso::Parallel(), scratch);
   return -1;
 }
 

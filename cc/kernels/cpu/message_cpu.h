@@ -20,30 +20,38 @@
 
 #include "common/message.h"
 #include "common/reducers.h"
+#include "common/scratch.h"
 #include "cpu/parallel.h"
 #include "cpu/row_copy.h"
 
 namespace tf_scatter_ops {
 
 // Edges grouped by destination: group v holds edges[offsets[v],
-// offsets[v + 1]) in edge order. Edges that `keep` refuses are in no group.
+// offsets[v + 1]) in edge order, and sources[k] is the source row of
+// edges[k] (read in group order: a random read of src per edge would cost
+// as much as the row it names). Edges that `keep` refuses are in no group.
 struct EdgeGroups {
   std::vector<int64_t> offsets;
   std::vector<int64_t> edges;
+  std::vector<int64_t> sources;
 };
 
 template <typename Index, typename Keep>
-void GroupEdges(const Index* dst, int64_t nedges, int64_t ngroups, const Keep& keep,
-                EdgeGroups* g) {
+void GroupEdges(const Index* src, const Index* dst, int64_t nedges, int64_t ngroups,
+                const Keep& keep, EdgeGroups* g) {
   g->offsets.assign(ngroups + 1, 0);
   for (int64_t e = 0; e < nedges; ++e) {
     if (keep(e)) ++g->offsets[static_cast<int64_t>(dst[e]) + 1];
   }
   for (int64_t v = 0; v < ngroups; ++v) g->offsets[v + 1] += g->offsets[v];
   g->edges.resize(g->offsets[ngroups]);
+  g->sources.resize(g->offsets[ngroups]);
   std::vector<int64_t> next(g->offsets.begin(), g->offsets.end() - 1);
   for (int64_t e = 0; e < nedges; ++e) {
-    if (keep(e)) g->edges[next[static_cast<int64_t>(dst[e])]++] = e;
+    if (!keep(e)) continue;
+    const int64_t k = next[static_cast<int64_t>(dst[e])]++;
+    g->edges[k] = e;
+    g->sources[k] = static_cast<int64_t>(src[e]);
   }
 }
 
@@ -53,15 +61,28 @@ constexpr int64_t kMessagePrefetchEdges = 8;
 // out[v] (and positions[v] for max / min: the edge that holds each element,
 // -1 for none) = the reduction of params[src[e]] * weights[e] over group v.
 // A row has `heads` parts of `width` elements; weights (null: none) has one
-// value per edge and head. `empty` is what an empty group's max / min holds.
-template <EdgeReduce kReduce, typename T, typename Index>
-void GatherReduceCpu(const EdgeGroups& g, const T* params, const Index* src, const T* weights,
-                     int64_t heads, int64_t width, T empty, T* out, int64_t* positions,
-                     const Parallel& parallel) {
+// value per edge and head, put in group order first (in scratch: false when
+// it has none, and then nothing is written). `empty` is what an empty
+// group's max / min holds.
+template <EdgeReduce kReduce, typename T>
+bool GatherReduceCpu(const EdgeGroups& g, const T* params, const T* weights, int64_t heads,
+                     int64_t width, T empty, T* out, int64_t* positions,
+                     const Parallel& parallel, Scratch& scratch) {
   const int64_t ngroups = static_cast<int64_t>(g.offsets.size()) - 1;
   const int64_t slice = heads * width;
-  if (ngroups <= 0 || slice == 0) return;
+  if (ngroups <= 0 || slice == 0) return true;
   const int64_t nedges = g.offsets.back();
+  // weights[k * heads + h]: the weight of the k-th grouped edge.
+  T* grouped = nullptr;
+  if (weights != nullptr && nedges > 0) {
+    grouped = static_cast<T*>(scratch.Allocate(sizeof(T) * nedges * heads));
+    if (grouped == nullptr) return false;
+    parallel.For(nedges, 4 * heads, [&](int64_t begin, int64_t end) {
+      for (int64_t k = begin; k < end; ++k) {
+        std::copy_n(weights + g.edges[k] * heads, heads, grouped + k * heads);
+      }
+    });
+  }
   // Parts of about equal edges, cut at group boundaries.
   const int64_t parts = std::max<int64_t>(1, std::min<int64_t>(ngroups, 4 * parallel.threads));
   const auto group_at = [&](int64_t p) -> int64_t {
@@ -86,19 +107,18 @@ void GatherReduceCpu(const EdgeGroups& g, const T* params, const Index* src, con
       const int64_t first = g.offsets[v], last = g.offsets[v + 1];
       for (int64_t k = first; k < last; ++k) {
         if (k + kMessagePrefetchEdges < last) {
-          const int64_t ahead = g.edges[k + kMessagePrefetchEdges];
-          PrefetchRow(params + static_cast<int64_t>(src[ahead]) * slice,
+          PrefetchRow(params + g.sources[k + kMessagePrefetchEdges] * slice,
                       slice * static_cast<int64_t>(sizeof(T)));
         }
         const int64_t e = g.edges[k];
-        const T* r = params + static_cast<int64_t>(src[e]) * slice;
+        const T* r = params + g.sources[k] * slice;
         for (int64_t h = 0; h < heads; ++h) {
-          const T w = weights == nullptr ? T(1) : weights[e * heads + h];
+          const T w = grouped == nullptr ? T(1) : grouped[k * heads + h];
           T* oh = o + h * width;
           const T* rh = r + h * width;
           int64_t* ph = kArg ? pos + h * width : nullptr;
           for (int64_t j = 0; j < width; ++j) {
-            const T x = weights == nullptr ? rh[j] : ScaleByWeight(rh[j], w);
+            const T x = grouped == nullptr ? rh[j] : ScaleByWeight(rh[j], w);
             OfferEdge<kReduce>(oh[j], kArg ? ph[j] : unused, x, e);
           }
         }
@@ -110,6 +130,7 @@ void GatherReduceCpu(const EdgeGroups& g, const T* params, const Index* src, con
       }
     }
   });
+  return true;
 }
 
 // out[e] = a[src[e]] op b[dst[e]] for the edges that `keep` takes (others:

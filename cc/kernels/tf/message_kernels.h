@@ -11,7 +11,7 @@
 //   range is an error, unless "IGNORE" (then its output row is 0).
 //
 // A CPU gather_reduce kernel keeps the grouping of the last edges it saw (a
-// copy of dst, under IGNORE of src too, and the groups): a training step
+// copy of src and dst, and the groups with their sources): a training step
 // calls each of its nodes with the same graph every time, so the counting
 // sort runs once per graph, and a call whose edges differ (compared in full)
 // groups them anew.
@@ -207,22 +207,23 @@ class GatherReduceOp : public PolicyKernel {
     if (out->NumElements() == 0) return absl::OkStatus();
     const std::shared_ptr<const EdgeGroups> held = Groups(src, dst, s, d, nedges, num, rows);
     const Parallel parallel = CpuParallel(c);
-    with_reduce([&](auto reduce, T empty) {
-      GatherReduceCpu<decltype(reduce)::value>(*held, p, s, w, heads, width, empty, o, pos,
-                                               parallel);
+    TfScratch scratch(c);
+    const bool done = with_reduce([&](auto reduce, T empty) {
+      return GatherReduceCpu<decltype(reduce)::value>(*held, p, w, heads, width, empty, o, pos,
+                                                      parallel, scratch);
     });
-    return absl::OkStatus();
+    return done ? absl::OkStatus() : scratch.status();
   }
 
-  // The edges grouped by destination: the last call's groups where the
-  // edges are the same (dst, and under IGNORE, which leaves out edges with a
-  // bad source, src and params' rows too).
+  // The edges grouped by destination, with their sources: the last call's
+  // groups where the edges are the same (src and dst, and under IGNORE,
+  // which leaves out edges with a bad source, params' rows too).
   template <typename Index>
   std::shared_ptr<const EdgeGroups> Groups(const Tensor& src, const Tensor& dst, const Index* s,
                                            const Index* d, int64_t nedges, int64_t num,
                                            int64_t rows) {
     const absl::string_view dst_bytes = dst.tensor_data();
-    const absl::string_view src_bytes = ignore_ ? src.tensor_data() : absl::string_view();
+    const absl::string_view src_bytes = src.tensor_data();
     const int64_t cached_rows = ignore_ ? rows : -1;
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -232,7 +233,7 @@ class GatherReduceOp : public PolicyKernel {
       }
     }
     auto groups = std::make_shared<EdgeGroups>();
-    GroupEdges(d, nedges, num,
+    GroupEdges(s, d, nedges, num,
                [&](int64_t e) { return d[e] >= 0 && d[e] < num && s[e] >= 0 && s[e] < rows; },
                groups.get());
     std::lock_guard<std::mutex> lock(mu_);
