@@ -981,7 +981,7 @@ void MessageCase(std::mt19937_64& rng) {
                                                   width, empty, got.data(),
                                                   kArg ? pos.data() : nullptr, par, heap);
   CHECK(done, "gather_reduce: no scratch from a heap");
-  if (weighted && !groups.edges.empty()) {  // the grouped weights need scratch
+  if (weighted && !groups.edges.empty() && slice > 0) {  // grouped weights need scratch
     HeapScratch none(/*fail=*/true);
     CHECK(!tso::GatherReduceCpu<kReduce>(groups, params.data(), weights.data(), heads, width,
                                          empty, got.data(), kArg ? pos.data() : nullptr, par,
