@@ -1,7 +1,7 @@
 # Real clients' suites, run by `make test` through CI_EXTRA: the tests that
 # Keras, TF-GNN and TensorFlow Recommenders ship in their wheels, under
-# patch_tensorflow() as two processes at once, then on stock TensorFlow the
-# tests that did not pass patched (tools/client_suites.py). Only the tests that call a patched name run:
+# patch_tensorflow() as two processes at once, then the tests that did not
+# pass patched again, stock and patched (tools/client_suites.py). Only the tests that call a patched name run:
 # the ones tests/client_suites/<suite>.txt lists, which `make
 # client-suites-record` finds by running the files whole with a recorder on
 # every patched name. Every test that passes stock must pass patched. TF-GNN

@@ -21,14 +21,16 @@ here).
 
 `check` (`make ci-client-suites`, part of `make test`) runs each suite's
 selected tests patched, as two processes at once (the files split in two
-halves of about as many tests), then runs stock only the tests that did not
-pass patched: a test that passes patched needs no stock run to say it is no
-regression, and this halves the suites' time. It prints the counts, those of
-the tests whose names hold "jit" (XLA) apart, and the tests that pass stock
-and fail patched, with the first line of each error; it fails when there is
-one. A selection recorded for other versions
-than the installed ones is recorded again (under --out) first, and the check
-says so. Logs and results go to --out/SUITE.
+halves of about as many tests), then runs the tests that did not pass
+patched again, stock and patched at once on that smaller selection (so both
+see the same tests run before them: some of the libraries' tests pass or
+fail with what ran before them in the process). A test that passes patched
+needs no stock run to say it is no regression, and this halves the suites'
+time. It prints the counts, those of the tests whose names hold "jit" (XLA)
+apart, and the tests that pass stock and fail patched, with the first line
+of each error; it fails when there is one. A selection recorded for other
+versions than the installed ones is recorded again (under --out) first, and
+the check says so. Logs and results go to --out/SUITE.
 """
 
 import argparse
@@ -272,9 +274,9 @@ def collect(runs, codes, out, wanted):
 
 
 def check(name, selection, out):
-    """Runs one suite's selection patched, then stock the tests that did not
-    pass patched; returns its problems (a list of lines, empty when every
-    test that passes stock passes patched)."""
+    """Runs one suite's selection patched, then the tests that did not pass
+    patched again, stock and patched; returns its problems (a list of lines,
+    empty when every test that passes stock passes patched)."""
     suite = SUITES[name]
     if suite.checks:
         return run_checks(name, out)
@@ -311,37 +313,48 @@ def check(name, selection, out):
     if isinstance(patched, list):
         return [f"{name}: {why}" for why in patched]
 
-    # Stock: only the tests that did not pass patched.
+    # The tests that did not pass: again, stock and patched at once on the
+    # same selection, so that both see the same tests before them (some of
+    # the libraries' tests pass or fail with what ran before them in the
+    # process).
     again = {n: wanted[n] for n in wanted if patched[n]["outcome"] != "passed"}
-    stock = {}
+    stock, retried = {}, {}
     if again:
-        part = os.path.join(out, "stock.txt")
+        part = os.path.join(out, "again.txt")
         write_selection(selection, part, again)
-        runs = {"stock": start(name, suite, "stock", part, out, site,
-                               sorted({n.split("::")[0] for n in again}))}
-        stock = collect(runs, finish(runs), out, again)
-        if isinstance(stock, list):
-            return [f"{name}: {why}" for why in stock]
+        again_files = sorted({n.split("::")[0] for n in again})
+        runs = {mode: start(name, suite, mode, part, out, site, again_files, run=f"{mode}-again")
+                for mode in ("stock", "patched")}
+        codes = finish(runs)
+        results = {}
+        for mode in runs:
+            results[mode] = collect({f"{mode}-again": runs[mode]}, {f"{mode}-again": codes[mode]},
+                                    out, again)
+            if isinstance(results[mode], list):
+                return [f"{name}: {why}" for why in results[mode]]
+        stock, retried = results["stock"], results["patched"]
     jit = {n for n in wanted if "jit" in n.lower()}
 
     print(f"{name} suite: {len(wanted)} tests of {len(files)} files "
           f"({', '.join(f'{k} {versions[k]}' for k in suite.packages)}) that call a patched "
           f"name ({shown(selection)})")
-    for mode, tests, of in (("patched", patched, "the selected"),
-                            ("stock", stock, "those not passing patched")):
+    for mode, tests, of in (("patched", patched, "the selected, in two halves"),
+                            ("stock", stock, "those not passing patched, again"),
+                            ("patched", retried, "the same, again")):
         if not tests:
-            print(f"  {mode:8} not run: every selected test passed patched")
-            continue
+            print(f"  {mode:8} again: not run, every selected test passed patched")
+            break
         plain = {n: e for n, e in tests.items() if n not in jit}
         xla = {n: e for n, e in tests.items() if n in jit}
         print(f"  {mode:8} {fmt(counts(tests))}   (without jit: {fmt(counts(plain))}; "
               f"jit: {fmt(counts(xla))}; {len(tests)} tests: {of})")
     reached = sum(1 for n in wanted if patched[n]["reached"])
     print(f"  patched: {reached} of {len(wanted)} tests called the plugin's functions")
-    regressions = sorted(n for n in stock if stock[n]["outcome"] == "passed")
+    regressions = sorted(n for n in stock
+                         if stock[n]["outcome"] == "passed" and retried[n]["outcome"] != "passed")
     print(f"  pass stock and fail patched: {len(regressions)}")
     for n in regressions:
-        entry = patched[n]
+        entry = retried[n]
         cause = f" ... {entry['cause']}" if entry.get("cause") else ""
         print(f"    {n}\n      {entry['outcome']}: {entry['error']}{cause}")
     print(f"  logs and results: {shown(out)}; {time.monotonic() - started:.0f} s", flush=True)
