@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include "common/message.h"
@@ -55,8 +56,22 @@ void GroupEdges(const Index* src, const Index* dst, int64_t nedges, int64_t ngro
   }
 }
 
-// How far ahead an edge's source row is prefetched.
+// How far ahead an edge's source row is prefetched, in group order across
+// the groups (a group holds about edges / nodes edges: a prefetch that
+// stopped at its group's end would leave most rows unprefetched).
 constexpr int64_t kMessagePrefetchEdges = 8;
+
+// A sum's inner loops for float and double: o[j] + r[j] (* w), each product
+// rounded before it is added (ScaleByWeight, AddOp's sum), written without
+// the generic loop's aliasing so that the compiler vectorizes them.
+template <typename T>
+inline void AddRowTo(T* __restrict o, const T* __restrict r, int64_t n) {
+  for (int64_t j = 0; j < n; ++j) o[j] = o[j] + r[j];
+}
+template <typename T>
+inline void AddScaledRowTo(T* __restrict o, const T* __restrict r, T w, int64_t n) {
+  for (int64_t j = 0; j < n; ++j) o[j] = o[j] + ScaleByWeight(r[j], w);
+}
 
 // out[v] (and positions[v] for max / min: the edge that holds each element,
 // -1 for none) = the reduction of params[src[e]] * weights[e] over group v.
@@ -78,8 +93,9 @@ bool GatherReduceCpu(const EdgeGroups& g, const T* params, const T* weights, int
     grouped = static_cast<T*>(scratch.Allocate(sizeof(T) * nedges * heads));
     if (grouped == nullptr) return false;
     parallel.For(nedges, 4 * heads, [&](int64_t begin, int64_t end) {
-      for (int64_t k = begin; k < end; ++k) {
-        std::copy_n(weights + g.edges[k] * heads, heads, grouped + k * heads);
+      for (int64_t k = begin; k < end; ++k) {  // (a loop: a copy call per edge costs more)
+        const T* from = weights + g.edges[k] * heads;
+        for (int64_t h = 0; h < heads; ++h) grouped[k * heads + h] = from[h];
       }
     });
   }
@@ -92,11 +108,13 @@ bool GatherReduceCpu(const EdgeGroups& g, const T* params, const T* weights, int
            g.offsets.begin();
   };
   const int64_t cost = std::max<int64_t>(1, (nedges + ngroups) / parts) * slice;
+  constexpr bool kArg = kArgReduce<kReduce>;
+  constexpr bool kPlainSum = !kArg && std::is_floating_point<T>::value;
   parallel.For(parts, cost, [&](int64_t begin, int64_t end) {
-    for (int64_t v = group_at(begin); v < group_at(end); ++v) {
+    const int64_t stop = group_at(end);
+    for (int64_t v = group_at(begin); v < stop; ++v) {
       T* o = out + v * slice;
       int64_t* pos = positions == nullptr ? nullptr : positions + v * slice;
-      constexpr bool kArg = kArgReduce<kReduce>;
       int64_t unused = 0;
       if constexpr (kArg) {
         std::fill_n(o, slice, empty);
@@ -106,12 +124,22 @@ bool GatherReduceCpu(const EdgeGroups& g, const T* params, const T* weights, int
       }
       const int64_t first = g.offsets[v], last = g.offsets[v + 1];
       for (int64_t k = first; k < last; ++k) {
-        if (k + kMessagePrefetchEdges < last) {
+        if (k + kMessagePrefetchEdges < nedges) {  // (into the next groups too)
           PrefetchRow(params + g.sources[k + kMessagePrefetchEdges] * slice,
                       slice * static_cast<int64_t>(sizeof(T)));
         }
         const int64_t e = g.edges[k];
         const T* r = params + g.sources[k] * slice;
+        if constexpr (kPlainSum) {
+          if (grouped == nullptr) {
+            AddRowTo(o, r, slice);
+          } else {
+            for (int64_t h = 0; h < heads; ++h) {
+              AddScaledRowTo(o + h * width, r + h * width, grouped[k * heads + h], width);
+            }
+          }
+          continue;
+        }
         for (int64_t h = 0; h < heads; ++h) {
           const T w = grouped == nullptr ? T(1) : grouped[k * heads + h];
           T* oh = o + h * width;
