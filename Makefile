@@ -144,7 +144,8 @@ test: $(VENV)/.installed
 
 # The full benchmark under both of TensorFlow's CPU allocators, the size
 # sweep, the quick table under every ISA this CPU has, graph networks'
-# training steps (benchmarks/gnn.py) and the client libraries'
+# training steps (benchmarks/gnn.py, with PyTorch's aggregation from
+# build/torch-venv where tools/torch_venv.sh can install it) and the client libraries'
 # (benchmarks/clients.py, in build/clients-venv).
 bench: $(VENV)/.installed
 	$(MAKE) -j$(JOBS) $(SO)
@@ -153,6 +154,7 @@ bench: $(VENV)/.installed
 	TF_CPP_MIN_LOG_LEVEL=3 $(PY) -m benchmarks.bench --sweep --out $(BUILD)/bench/sweep
 	set -e; for isa in $$(TF_CPP_MIN_LOG_LEVEL=3 $(PY) -c 'import tf_scatter_ops as t; i = ["portable", "avx2", "avx512"]; print(*i[:i.index(t.cpu_isa()) + 1])' 2>/dev/null); do \
 	  TF_CPP_MIN_LOG_LEVEL=3 $(PY) -m benchmarks.bench --quick --isa $$isa --only W1,W3,W5,W7 --out $(BUILD)/bench/$$isa; done
+	tools/torch_venv.sh
 	TF_CPP_MIN_LOG_LEVEL=3 $(PY) -m benchmarks.gnn --out $(BUILD)/bench/gnn
 	tools/client_venv.sh
 	build/clients-venv/bin/python -m benchmarks.clients --out $(BUILD)/bench/clients

@@ -15,12 +15,21 @@ table also gives the largest tensor the stock and the patched step make
 Then the same models written on the fused ops (tso.gather_reduce,
 tso.edge_combine: FUSED), timed plain and under XLA against the stock XLA step
 above, with their gradients compared to the stock model's.
+Last, the aggregation alone (GCN's: the weighted sum of the source rows into
+each destination, forward and forward plus the gradient with respect to the
+node states): tso.gather_reduce, the composed form stock and under XLA, and
+PyTorch's CPU index_add_ and torch.sparse.mm on the same graph
+(benchmarks/torch_aggregation.py, run in build/torch-venv when
+tools/torch_venv.sh could install PyTorch there), their results compared.
 Sizes: 20k nodes / 200k edges and 200k nodes / 2M edges (--quick: 2k / 20k).
 """
 
 import argparse
+import json
 import os
+import subprocess
 import sys
+import tempfile
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
@@ -167,27 +176,107 @@ def time_fused(kind, graph, rounds):
     return {"ms": ms, "largest": largest, "agreement": agreement}
 
 
+TORCH_PYTHON = "build/torch-venv/bin/python"
+AGGREGATION_WAYS = ("gather_reduce", "stock", "stock xla", "torch index_add", "torch sparse.mm")
+
+
+def time_aggregation(size, quick, rounds, torch_python):
+    """GCN's aggregation alone, forward and forward+backward (the gradient
+    with respect to the node states): ms per way (AGGREGATION_WAYS; PyTorch's
+    where torch_python runs), and PyTorch's largest difference from ours."""
+    nodes, edges = (2_000, 20_000) if quick else SIZES[size]
+    graph = Graph(nodes, edges)
+
+    def ours(x):
+        return tso.gather_reduce(x, graph.src, graph.dst, nodes, weights=graph.norm)
+
+    def composed(x):  # stock TensorFlow's functions (nothing is patched here)
+        return tf.math.unsorted_segment_sum(tf.gather(x, graph.src) * graph.norm[:, None],
+                                            graph.dst, nodes)
+    def with_gradient(f):  # the output too: else the forward is pruned (linear in x)
+        def step(x):
+            with tf.GradientTape() as tape:
+                tape.watch(x)
+                y = f(x)
+            return y, tape.gradient(y, x, output_gradients=tf.ones_like(y))
+        return step
+    fns = {}
+    for step, wrap in (("forward", lambda f: f), ("forward+backward", with_gradient)):
+        fns[("gather_reduce", step)] = tf.function(wrap(ours))
+        fns[("stock", step)] = tf.function(wrap(composed))
+        fns[("stock xla", step)] = tf.function(wrap(composed), jit_compile=True)
+    # (a CPU function call returns when its outputs are computed: no copy)
+    ms = interleaved_ms(fns, args=(graph.x,), rounds=rounds, calls=3)
+    row = {"program": f"{nodes} nodes, {edges} edges", "ms": {f"{k} {s}": v for (k, s), v in ms.items()}}
+    if not (torch_python and os.path.exists(torch_python)):
+        row["torch"] = f"not run: no {torch_python} (tools/torch_venv.sh)"
+        return row
+    want = fns[("gather_reduce", "forward")](graph.x).numpy()
+    with tempfile.TemporaryDirectory() as folder:
+        for name, t in (("src", graph.src), ("dst", graph.dst), ("x", graph.x), ("w", graph.norm)):
+            np.save(os.path.join(folder, f"{name}.npy"), t.numpy())
+        script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "torch_aggregation.py")
+        done = subprocess.run([torch_python, script, folder, str(rounds)], capture_output=True,
+                              text=True)
+        if done.returncode:
+            row["torch"] = f"failed: {done.stderr.strip().splitlines()[-1:]}"
+            return row
+        with open(os.path.join(folder, "torch.json")) as f:
+            result = json.load(f)
+        diffs = {way: float(np.max(np.abs(np.load(os.path.join(folder, f"{way}.npy")) - want)))
+                 for way in ("index_add", "sparse.mm")}
+    row["ms"].update({f"torch {k}": v for k, v in result["ms"].items() if v is not None})
+    row["torch"] = (f"PyTorch {result['torch']}, {result['threads']} threads; largest difference "
+                    f"from gather_reduce's forward: " +
+                    ", ".join(f"{w} {d:.1e}" for w, d in diffs.items()) +
+                    "".join(f"; {w}: {e}" for w, e in result.get("errors", {}).items()))
+    return row
+
+
+def render_aggregation(rows):
+    lines = ["", "The aggregation alone (GCN's weighted sum of source rows, 64 float32 features), "
+             "ms per call; the last column is the fastest other way's time over gather_reduce's:"]
+    for step in ("forward", "forward+backward"):
+        lines += ["", f"| graph, {step} | " + " | ".join(AGGREGATION_WAYS) + " | best other / ours |",
+                  "|---" * (len(AGGREGATION_WAYS) + 2) + "|"]
+        for r in rows:
+            cells = [r["ms"].get(f"{w} {step}") for w in AGGREGATION_WAYS]
+            others = [c for c in cells[1:] if c is not None]
+            lines.append(f"| {r['program']} | " +
+                         " | ".join("-" if c is None else f"{c:.2f}" for c in cells) +
+                         f" | {ratio(min(others), cells[0]) if others else '-'} |")
+    lines += [""] + [f"- {r['program']}: {r['torch']}" for r in rows]
+    return lines
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="a small graph, fewer rounds")
-    parser.add_argument("--only", default="", help=f"comma-separated, of {', '.join(LAYERS)}")
+    parser.add_argument("--only", default="",
+                        help=f"comma-separated, of {', '.join(LAYERS)}, aggregation")
     parser.add_argument("--sizes", default="20k,200k", help=f"comma-separated, of {', '.join(SIZES)}")
     parser.add_argument("--rounds", type=int, default=None)
+    parser.add_argument("--torch-python", default=TORCH_PYTHON,
+                        help="an interpreter with PyTorch for the aggregation's PyTorch rows")
     parser.add_argument("--out", default="build/bench/gnn")
     args = parser.parse_args(argv)
     expect_retracing()
-    kinds = [n for n in args.only.split(",") if n] or list(LAYERS)
+    kinds = [n for n in args.only.split(",") if n] or list(LAYERS) + ["aggregation"]
     sizes = ["quick"] if args.quick else [s for s in args.sizes.split(",") if s]
-    unknown = sorted(set(kinds) - set(LAYERS)) + sorted(set(sizes) - set(SIZES) - {"quick"})
+    unknown = (sorted(set(kinds) - set(LAYERS) - {"aggregation"})
+               + sorted(set(sizes) - set(SIZES) - {"quick"}))
     if unknown:
         parser.error(f"unknown layers or sizes {unknown}")
     rounds = args.rounds or (3 if args.quick else 5)
     info = machine()
-    rows = []
+    rows, aggregation = [], []
     for size in sizes:
         for kind in kinds:
             print(f"{kind} {size} ...", file=sys.stderr, flush=True)
-            rows.append(run_program(kind, size, args.quick, rounds))
+            if kind == "aggregation":
+                aggregation.append(time_aggregation(size, args.quick, rounds, args.torch_python))
+            else:
+                rows.append(run_program(kind, size, args.quick, rounds))
     table = render("Graph networks' training steps", rows, info)
     largest = ["", "| step | largest tensor, stock (MB) | largest tensor, patched (MB) |",
                "|---|---|---|"]
@@ -201,7 +290,11 @@ def main(argv=None):
               f"{r['fused']['ms']['fused xla']:.2f} | "
               f"{ratio(r['ms'].get('stock xla'), r['fused']['ms']['fused'])} | "
               f"{r['fused']['largest'] / 1e6:.1f} | {r['fused']['agreement']} |" for r in rows]
-    write(args.out, "gnn", table + "\n" + "\n".join(largest + fused), info, rows)
+    if not rows:
+        largest, fused = [], []
+    if aggregation:
+        fused += render_aggregation(aggregation)
+    write(args.out, "gnn", table + "\n" + "\n".join(largest + fused), info, rows + aggregation)
 
 
 if __name__ == "__main__":
