@@ -3,6 +3,7 @@ the NumPy reference (reference.py, the kernel's order and rounding) and the
 composed TensorFlow form, gradients against the composed form's, policies,
 shapes, the same bits on any thread count, XLA."""
 
+import collections
 import os
 import subprocess
 import sys
@@ -343,9 +344,9 @@ def _step(layer, x, variables):
         return out, [tf.convert_to_tensor(g) for g in grads if g is not None]
 
     graph = step.get_concrete_function(tf.constant(x)).graph
-    types = {op.type for op in graph.get_operations()}
+    counts = collections.Counter(op.type for op in graph.get_operations())
     out, grads = step(tf.constant(x))
-    return out.numpy(), [g.numpy() for g in grads], types
+    return out.numpy(), [g.numpy() for g in grads], set(counts), counts
 
 
 def _stock(layer, x, variables):
@@ -390,24 +391,67 @@ def test_under_the_patch_gathered_rows_summed_become_gather_reduce_with_stocks_b
         ref.assert_same(g, w)
 
 
-def test_params_read_elsewhere_get_tensorflows_sparse_gradient_order():
+@pytest.mark.parametrize("other", ["matmul", "gather"])
+def test_params_read_elsewhere_keep_tensorflows_gradient_bits(other):
     """GraphSAGE reads the node states twice (the mean of the neighbours' and
-    its own row): params' gradient is then TensorFlow's IndexedSlices,
-    summed with the other in TensorFlow's order, bitwise stock's."""
+    its own row). Read again by a matmul (a dense gradient), params' gradient
+    is gather_reduce's, added where TensorFlow adds its densified one: no
+    [edges, features] tensor. Read again by a gather (a sparse gradient),
+    it is TensorFlow's IndexedSlices, which TensorFlow concatenates with the
+    other. Both bitwise stock's."""
     x, src, dst, _ = graph(nodes=30, edges=200, feats=(6,), seed=14)
     w_self = tf.Variable(np.eye(6, dtype=np.float32) * 0.5)
 
     def layer(x):
         h = tf.nn.relu(x)
         neigh = tf.math.unsorted_segment_sum(tf.gather(h, src), dst, 30)
-        return neigh + tf.matmul(h, w_self)
+        own = tf.matmul(h, w_self) if other == "matmul" else tf.gather(h, src[:30]) * 0.5
+        return neigh + own
 
-    want = _stock(layer, x, [w_self])
+    want = _stock(layer, x, [w_self] if other == "matmul" else [])
     with tso.patched():
-        got = _step(layer, x, [w_self])
+        got = _step(layer, x, [w_self] if other == "matmul" else [])
     assert "TfScatter>GatherReduce" in got[2]
+    if other == "matmul":  # one gather: the replaced one, which nothing runs
+        assert got[3]["TfScatter>GatherNd"] == 1, got[3]
     for g, w in zip(got[1], want[1]):
         ref.assert_same(g, w)
+
+
+def test_rows_of_an_input_or_a_variables_value_are_fused_with_a_sparse_gradient():
+    """Params the function does not compute (its input, a variable's value)
+    are fused too: their gradient stays TensorFlow's IndexedSlices (an
+    optimizer's sparse update), bitwise stock's."""
+    x, src, dst, _ = graph(nodes=30, edges=200, feats=(6,), seed=16)
+    dst[::7] = -1
+    table = tf.Variable(x)
+    w = tf.constant(np.random.default_rng(3).standard_normal(200).astype(np.float32))
+
+    def run():
+        @tf.function
+        def step(x):
+            with tf.GradientTape() as tape:
+                tape.watch(x)
+                out = (tf.math.unsorted_segment_mean(tf.gather(x, src), dst, 30)
+                       + tf.math.unsorted_segment_sum(tf.gather(table.value(), src) * w[:, None],
+                                                      dst, 30))
+                loss = tf.reduce_sum(out * out)
+            grads = tape.gradient(loss, [x, table])
+            assert all(isinstance(g, tf.IndexedSlices) for g in grads), grads
+            return out, [tf.convert_to_tensor(g) for g in grads]
+        types = {op.type for op in step.get_concrete_function(tf.constant(x)).graph.get_operations()}
+        out, grads = step(tf.constant(x))
+        return out.numpy(), [g.numpy() for g in grads], types
+
+    with tso.stock_ops():
+        want = run()
+    with tso.patched():
+        got = run()
+    assert "TfScatter>GatherReduce" in got[2]
+    assert "TfScatter>UnsortedSegmentSum" in got[2]  # (the mean's count)
+    ref.assert_same(got[0], want[0])
+    for g, w_ in zip(got[1], want[1]):
+        ref.assert_same(g, w_)
 
 
 def test_the_fusion_does_not_apply_where_it_would_change_the_step():

@@ -11,9 +11,10 @@ times a per-edge weight broadcast over the features (`[edges, heads..., 1,
 gather_reduce(params, src, ids, n, weights): no [edges, features] tensor in
 the forward pass. The sums are the same (edge order). Its gradient keeps
 TensorFlow's bits: params' is gather_reduce's on the reversed edges where
-params feed nothing else the loss depends on, else TensorFlow's own
-IndexedSlices (which TensorFlow sums with the other gradients in its
-order); the weights' is TensorFlow's Mul gradient (the products reduced
+params are computed in the function and their other readers' gradients
+are dense (_params_alone), else TensorFlow's own IndexedSlices (which TensorFlow sums with the
+other gradients in its order; a variable's rows, an input or a captured
+tensor keep the sparse gradient an optimizer may need); the weights' is TensorFlow's Mul gradient (the products reduced
 over the features). A gather whose output gains another reader after the
 sum keeps its own gradient, which TensorFlow then adds to the fused one as
 a second sparse gradient (the same values, summed in another order).
@@ -199,17 +200,21 @@ def fused_segment_sum(data, segment_ids, num_segments, policy):
                 gathered = g
                 break
             found = None
-    if found is None or not computed(found[0]) or not _read_only_by(found[0], gathered.op):
+    if found is None or not _read_only_by(found[0], gathered.op):
         # (params read before: TensorFlow sums their sparse gradients in its order)
         return None
     params, src = found
     if src.dtype != segment_ids.dtype:
         src, segment_ids = tf.cast(src, tf.int64), tf.cast(segment_ids, tf.int64)
-    return _fused(params, src, segment_ids, num_segments, weights, gathered.op, mul)
+    return _fused(params, src, segment_ids, num_segments, weights, gathered.op, mul,
+                  sparse=not computed(params))
 
 
-def _fused(params, src, dst, num_segments, weights, gather_op, mul_op):
-    """gather_reduce's sum, with the gradient that keeps TensorFlow's bits."""
+def _fused(params, src, dst, num_segments, weights, gather_op, mul_op, sparse):
+    """gather_reduce's sum, with the gradient that keeps TensorFlow's bits
+    (`sparse`: params' gradient is always TensorFlow's IndexedSlices, as for
+    a variable's rows or an input, which may feed an optimizer's sparse
+    update)."""
     made = []  # the ops of the fused call: they take params' gradient
 
     def forward(params, *weights):
@@ -218,7 +223,7 @@ def _fused(params, src, dst, num_segments, weights, gather_op, mul_op):
 
         def grad(g):
             kept = tf.where(dst >= 0, dst, -tf.ones_like(dst))
-            if _params_alone(params, gather_op, mul_op, made):
+            if not sparse and _params_alone(params, gather_op, mul_op, made):
                 d_params = gather_reduce_op(g, kept, src, rows(params), w, "sum", "IGNORE")[0]
             else:  # TensorFlow's sparse gradient, summed with the others in its order
                 rows_g = backends.run("gather_nd", "IGNORE", params=g, indices=kept[:, None])
@@ -241,14 +246,28 @@ def _fused(params, src, dst, num_segments, weights, gather_op, mul_op):
     return out
 
 
+# Readers whose gradient with respect to their inputs is always a dense
+# tensor. Where params' other readers are all of these, TensorFlow makes
+# params' gradient with add_n of dense tensors, converting a gather's
+# IndexedSlices first with a segment sum in index order: the sums
+# gather_reduce makes on the reversed edges, in the same place of the list.
+_DENSE_GRADIENT_READERS = frozenset({
+    "MatMul", "BatchMatMulV2", "BatchMatMulV3", "Einsum", "Mul", "AddV2", "Add", "Sub",
+    "RealDiv", "Neg", "Square", "Relu", "Elu", "Selu", "LeakyRelu", "Tanh", "Sigmoid",
+    "Sum", "Mean", "Reshape", "BiasAdd"})
+
+
 def _params_alone(params, gather_op, mul_op, made):
-    """Whether params' gradient comes from the fused call alone: no reader
-    of params but its ops, shape readers and the replaced gather (while its
-    rows feed nothing but the replaced multiply)."""
+    """Whether params' gradient can be gather_reduce's dense one with
+    TensorFlow's bits: no reader of params but the fused call's ops, shape
+    readers, the replaced gather (while its rows feed nothing but the
+    replaced multiply) and readers with a dense gradient (read after the
+    fused call: fused_segment_sum refuses params read before it)."""
     replaced_dead = (_read_only_by(gather_op.outputs[0], mul_op)
                      and (mul_op is None or _read_only_by(mul_op.outputs[0], None)))
     for c in params.consumers():
-        if c in made or c.type in _SHAPE_READERS or (c is gather_op and replaced_dead):
+        if (c in made or c.type in _SHAPE_READERS or c.type in _DENSE_GRADIENT_READERS
+                or (c is gather_op and replaced_dead)):
             continue
         return False
     return True
