@@ -117,3 +117,17 @@ def test_gnn_steps_run_four_ways_with_stock_gradients(tmp_path, capsys):
         assert r["fused"]["agreement"] == "bitwise" or r["program"].startswith("gat4"), r
         assert all(isinstance(r["ms"][w], float) for w in ("stock", "patched")), r
     assert "largest tensor" in capsys.readouterr().out
+
+
+def test_gnn_aggregation_rows_say_where_pytorch_did_not_run(tmp_path, capsys):
+    """The aggregation alone: ours, stock and XLA, forward and with the
+    gradient; without an interpreter with PyTorch its rows say so."""
+    gnn.main(["--quick", "--rounds", "1", "--only", "aggregation", "--torch-python",
+              str(tmp_path / "no-python"), "--out", str(tmp_path)])
+    (row,) = json.loads((tmp_path / "gnn.json").read_text())["rows"]
+    for way in ("gather_reduce", "stock", "stock xla"):
+        for step in ("forward", "forward+backward"):
+            assert isinstance(row["ms"][f"{way} {step}"], float), row
+    assert row["torch"].startswith("not run: no "), row
+    out = capsys.readouterr().out
+    assert "| graph, forward | gather_reduce |" in out and "not run: no " in out
