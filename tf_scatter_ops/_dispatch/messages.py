@@ -12,9 +12,10 @@ gather_reduce(params, src, ids, n, weights): no [edges, features] tensor in
 the forward pass. The sums are the same (edge order). Its gradient keeps
 TensorFlow's bits: params' is gather_reduce's on the reversed edges where
 params are computed in the function and their other readers' gradients
-are dense (_params_alone), else TensorFlow's own IndexedSlices (which TensorFlow sums with the
-other gradients in its order; a variable's rows, an input or a captured
-tensor keep the sparse gradient an optimizer may need); the weights' is TensorFlow's Mul gradient (the products reduced
+are dense (_params_alone), else TensorFlow's own IndexedSlices (which
+TensorFlow sums with the other gradients in its order; a variable's rows,
+an input or a captured tensor keep the sparse gradient an optimizer may
+need); the weights' is TensorFlow's Mul gradient (the products reduced
 over the features). A gather whose output gains another reader after the
 sum keeps its own gradient, which TensorFlow then adds to the fused one as
 a second sparse gradient (the same values, summed in another order).
