@@ -391,21 +391,29 @@ def test_under_the_patch_gathered_rows_summed_become_gather_reduce_with_stocks_b
         ref.assert_same(g, w)
 
 
-@pytest.mark.parametrize("other", ["matmul", "gather"])
+@pytest.mark.parametrize("other", ["matmul", "gather", pytest.param(
+    "add_then_gather", marks=pytest.mark.xfail(strict=True, reason=(
+        "known: the other gather's gradient, of computed params (h + 1) that it alone reads, "
+        "is densified at once (gradients.py, _densified_alone), where TensorFlow hands its "
+        "IndexedSlices on through the add and concatenates them with the fused call's: "
+        "equal within rounding, not bitwise")))])
 def test_params_read_elsewhere_keep_tensorflows_gradient_bits(other):
     """GraphSAGE reads the node states twice (the mean of the neighbours' and
     its own row). Read again by a matmul (a dense gradient), params' gradient
     is gather_reduce's, added where TensorFlow adds its densified one: no
-    [edges, features] tensor. Read again by a gather (a sparse gradient),
-    it is TensorFlow's IndexedSlices, which TensorFlow concatenates with the
-    other. Both bitwise stock's."""
+    [edges, features] tensor. Read again by a gather, or by an add whose
+    gradient hands on a gather's (a sparse gradient), it is TensorFlow's
+    IndexedSlices, which TensorFlow concatenates with the other: bitwise
+    stock's where that gather's gradient stays sparse."""
     x, src, dst, _ = graph(nodes=30, edges=200, feats=(6,), seed=14)
     w_self = tf.Variable(np.eye(6, dtype=np.float32) * 0.5)
 
     def layer(x):
         h = tf.nn.relu(x)
         neigh = tf.math.unsorted_segment_sum(tf.gather(h, src), dst, 30)
-        own = tf.matmul(h, w_self) if other == "matmul" else tf.gather(h, src[:30]) * 0.5
+        own = {"matmul": lambda: tf.matmul(h, w_self),
+               "gather": lambda: tf.gather(h, src[:30]) * 0.5,
+               "add_then_gather": lambda: tf.gather(h + 1.0, src[30:60]) * 0.5}[other]()
         return neigh + own
 
     want = _stock(layer, x, [w_self] if other == "matmul" else [])

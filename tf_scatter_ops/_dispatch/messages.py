@@ -247,15 +247,16 @@ def _fused(params, src, dst, num_segments, weights, gather_op, mul_op, sparse):
     return out
 
 
-# Readers whose gradient with respect to their inputs is always a dense
-# tensor. Where params' other readers are all of these, TensorFlow makes
-# params' gradient with add_n of dense tensors, converting a gather's
-# IndexedSlices first with a segment sum in index order: the sums
-# gather_reduce makes on the reversed edges, in the same place of the list.
+# Readers whose gradient with respect to their inputs is a dense tensor
+# whatever gradient they receive (not Add, Sub, Neg or BiasAdd: they hand an
+# IndexedSlices on). Where params' other readers are all of these,
+# TensorFlow makes params' gradient with add_n of dense tensors, converting
+# a gather's IndexedSlices first with a segment sum in index order: the
+# sums gather_reduce makes on the reversed edges, in the same place of the
+# list.
 _DENSE_GRADIENT_READERS = frozenset({
-    "MatMul", "BatchMatMulV2", "BatchMatMulV3", "Einsum", "Mul", "AddV2", "Add", "Sub",
-    "RealDiv", "Neg", "Square", "Relu", "Elu", "Selu", "LeakyRelu", "Tanh", "Sigmoid",
-    "Sum", "Mean", "Reshape", "BiasAdd"})
+    "MatMul", "BatchMatMulV2", "BatchMatMulV3", "Einsum", "Mul", "RealDiv", "Square", "Relu",
+    "Elu", "Selu", "LeakyRelu", "Tanh", "Sigmoid", "Sum", "Mean", "Reshape"})
 
 
 def _params_alone(params, gather_op, mul_op, made):
