@@ -41,7 +41,8 @@ import tf_scatter_ops as tso  # noqa: E402
 
 from benchmarks.four_ways import (compare, gradients_of, graph_facts, ratio, render,  # noqa: E402
                                   time_four_ways, training_step, write)
-from benchmarks.harness import expect_retracing, interleaved_ms, machine  # noqa: E402
+from benchmarks.harness import (expect_retracing, forward_backward, interleaved_ms,  # noqa: E402
+                                machine)
 
 FEATURES, HEADS = 64, 4
 
@@ -194,12 +195,7 @@ def time_aggregation(size, quick, rounds, torch_python):
         return tf.math.unsorted_segment_sum(tf.gather(x, graph.src) * graph.norm[:, None],
                                             graph.dst, nodes)
     def with_gradient(f):  # the output too: else the forward is pruned (linear in x)
-        def step(x):
-            with tf.GradientTape() as tape:
-                tape.watch(x)
-                y = f(x)
-            return y, tape.gradient(y, x, output_gradients=tf.ones_like(y))
-        return step
+        return forward_backward(f, with_output=True)
     fns = {}
     for step, wrap in (("forward", lambda f: f), ("forward+backward", with_gradient)):
         fns[("gather_reduce", step)] = tf.function(wrap(ours))

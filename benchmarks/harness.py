@@ -138,17 +138,20 @@ def interleaved_ms(fns, args=(), rounds=7, calls=10):
     return {k: statistics.median(v) for k, v in times.items()}
 
 
-def forward_backward(f, wrt=(0,)):
+def forward_backward(f, wrt=(0,), with_output=False):
     """A step that calls f(*args) and returns the gradients with respect to
     the arguments at positions `wrt` (one tensor for one position) for an
-    output gradient of ones: a training step's forward and backward."""
+    output gradient of ones: a training step's forward and backward.
+    with_output: (output, gradients), so that a function whose gradient does
+    not need its output (a linear one) still computes it in a tf.function."""
     def step(*args):
         sources = [args[i] for i in wrt]
         with tf.GradientTape() as tape:
             tape.watch(sources)
             y = f(*args)
         grads = tape.gradient(y, sources, output_gradients=tf.ones_like(y))
-        return grads[0] if len(grads) == 1 else grads
+        grads = grads[0] if len(grads) == 1 else grads
+        return (y, grads) if with_output else grads
     return step
 
 
